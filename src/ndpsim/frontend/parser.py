@@ -1,0 +1,627 @@
+"""PTX text to :class:`~ndpsim.frontend.ir.Module`.
+
+A hand-written lexer and recursive-descent parser for the subset of PTX that nvcc emits for
+CUDA kernels (module directives, ``.entry``/``.func`` with parameters, register and variable
+declarations, labels, predicated instructions and their operands). Anything it cannot read is a
+:class:`PTXSyntaxError`; an opcode outside the PTX ISA is an :class:`UnsupportedInstruction`.
+Both name the file, line, column and token.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from ndpsim.errors import PTXSyntaxError, SourceLocation, UnsupportedInstruction
+from ndpsim.frontend.ir import (
+    PTX_TYPES,
+    Address,
+    Function,
+    Immediate,
+    Instruction,
+    Module,
+    Operand,
+    Parameter,
+    PtxType,
+    Register,
+    RegisterPair,
+    Sink,
+    Space,
+    SpecialRegister,
+    Symbol,
+    Variable,
+    Vector,
+)
+
+#: Every opcode of the PTX ISA (through 9.0). Opcodes outside this set are rejected by the parser;
+#: opcodes inside it that the interpreter cannot execute are rejected when a module is loaded.
+PTX_OPCODES = frozenset(
+    """abs activemask add addc alloca and applypriority atom bar barrier bfe bfi bfind bmsk bra
+    brev brkpt brx call clz cnot copysign cos cp createpolicy cvt cvta discard div dp2a dp4a elect
+    ex2 exit fence fma fns getctarank griddepcontrol isspacep istypep ld ldmatrix ldu lg2 lop3 mad
+    mad24 madc mapa match max mbarrier membar min mma mov movmatrix mul mul24 multimem nanosleep
+    neg not or pmevent popc prefetch prefetchu prmt rcp red redux rem ret rsqrt sad selp set
+    setmaxnreg setp shf shfl shl shr sin slct sqrt st stackrestore stacksave stmatrix sub subc suld
+    suq sured sust szext tanh testp tex tld4 trap txq vabsdiff vadd vmad vmax vmin vote vset vshl
+    vshr vsub wgmma wmma xor""".split()
+)
+
+#: Special (hardware) registers; any other ``%name`` is a virtual register.
+SPECIAL_REGISTERS = frozenset(
+    """tid ntid ctaid nctaid laneid warpid nwarpid smid nsmid gridid clock clock64 clock_hi
+    lanemask_eq lanemask_le lanemask_lt lanemask_ge lanemask_gt globaltimer globaltimer_lo
+    globaltimer_hi total_smem_size dynamic_smem_size aggr_smem_size""".split()
+)
+
+_TOKEN_RE = re.compile(
+    r"""
+    (?P<nl>\n)
+  | (?P<ws>[ \t\r\f\v]+)
+  | (?P<comment>//[^\n]*|/\*.*?\*/)
+  | (?P<string>"[^"\n]*")
+  | (?P<hexfloat>0[fF][0-9a-fA-F]{8}(?![0-9a-zA-Z_])|0[dD][0-9a-fA-F]{16}(?![0-9a-zA-Z_]))
+  | (?P<hex>0[xX][0-9a-fA-F]+U?)
+  | (?P<decfloat>[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+)
+  | (?P<int>[0-9]+U?)
+  | (?P<word>[A-Za-z_$%.][A-Za-z0-9_$.]*(?:::[A-Za-z0-9_$.]+)*)
+  | (?P<punct>[\[\]{}(),;:<>+\-|!@=*])
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+_LINE_DIRECTIVES = frozenset({".version", ".target", ".address_size", ".file", ".loc"})
+_PERF_DIRECTIVES = frozenset(
+    {".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg", ".maxclusterrank",
+     ".reqnctapercluster", ".explicitcluster", ".noreturn", ".abi_preserve", ".abi_preserve_control"}
+)  # fmt: skip
+_LINKAGE = frozenset({".visible", ".extern", ".weak", ".common"})
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    kind: str
+    text: str
+    line: int
+    column: int
+
+
+def tokenize(text: str, path: str) -> list[Token]:
+    """Split PTX text into tokens, keeping newlines (some directives end at the line's end)."""
+    line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+    tokens: list[Token] = []
+    pos = 0
+    end = len(text)
+    while pos < end:
+        m = _TOKEN_RE.match(text, pos)
+        line = bisect.bisect_right(line_starts, pos)
+        column = pos - line_starts[line - 1] + 1
+        if m is None:
+            if text.startswith("/*", pos):
+                raise PTXSyntaxError(
+                    "unterminated block comment", SourceLocation(path, line, column), "/*"
+                )
+            raise PTXSyntaxError(
+                "unexpected character", SourceLocation(path, line, column), text[pos]
+            )
+        kind = m.lastgroup
+        assert kind is not None
+        if kind not in ("ws", "comment"):
+            tokens.append(Token(kind, m.group(), line, column))
+        pos = m.end()
+    return tokens
+
+
+def _float_from_hex(text: str) -> float:
+    if text[1] in "fF":
+        return struct.unpack(">f", bytes.fromhex(text[2:]))[0]
+    return struct.unpack(">d", bytes.fromhex(text[2:]))[0]
+
+
+class _Parser:
+    def __init__(self, text: str, path: str):
+        self.path = path
+        self.tokens = tokenize(text, path)
+        self.pos = 0
+        # Module-level names used inside functions, resolved once the whole module is read.
+        self.pending_symbols: list[tuple[str, Token]] = []
+
+    # ----------------------------------------------------------------------- token helpers
+    def _skip_newlines(self) -> None:
+        while self.pos < len(self.tokens) and self.tokens[self.pos].kind == "nl":
+            self.pos += 1
+
+    def peek(self) -> Token | None:
+        self._skip_newlines()
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def next(self) -> Token:
+        tok = self.peek()
+        if tok is None:
+            last = self.tokens[-1] if self.tokens else Token("nl", "", 1, 1)
+            raise PTXSyntaxError(
+                "unexpected end of file", SourceLocation(self.path, last.line, last.column)
+            )
+        self.pos += 1
+        return tok
+
+    def at(self, text: str) -> bool:
+        tok = self.peek()
+        return tok is not None and tok.text == text
+
+    def accept(self, text: str) -> bool:
+        if self.at(text):
+            self.pos += 1
+            return True
+        return False
+
+    def expect(self, text: str, what: str | None = None) -> Token:
+        tok = self.next()
+        if tok.text != text:
+            self.error(f"expected {what or repr(text)}", tok)
+        return tok
+
+    def loc(self, tok: Token) -> SourceLocation:
+        return SourceLocation(self.path, tok.line, tok.column)
+
+    def error(self, message: str, tok: Token) -> None:
+        raise PTXSyntaxError(message, self.loc(tok), tok.text)
+
+    def rest_of_line(self) -> list[Token]:
+        out = []
+        while self.pos < len(self.tokens) and self.tokens[self.pos].kind != "nl":
+            out.append(self.tokens[self.pos])
+            self.pos += 1
+        return out
+
+    def integer(self) -> int:
+        negative = self.accept("-")
+        tok = self.next()
+        if tok.kind not in ("int", "hex"):
+            self.error("expected an integer", tok)
+        value = int(tok.text.rstrip("U"), 0)
+        return -value if negative else value
+
+    def type_name(self) -> PtxType:
+        tok = self.next()
+        if not tok.text.startswith(".") or tok.text[1:] not in PTX_TYPES:
+            self.error("expected a PTX type such as .u32 or .f32", tok)
+        return PTX_TYPES[tok.text[1:]]
+
+    # ---------------------------------------------------------------------------- module
+    def module(self) -> Module:
+        version = target = ""
+        address_size = 64
+        functions: dict[str, Function] = {}
+        variables: dict[str, Variable] = {}
+        while (tok := self.peek()) is not None:
+            text = tok.text
+            if text in _LINE_DIRECTIVES:
+                self.pos += 1
+                words = [t.text for t in self.rest_of_line()]
+                if text == ".version":
+                    version = "".join(words)
+                elif text == ".target":
+                    target = "".join(words)
+                elif text == ".address_size":
+                    address_size = int(words[0]) if words else 64
+                continue
+            linkage = set()
+            while text in _LINKAGE:
+                linkage.add(text)
+                self.pos += 1
+                nxt = self.peek()
+                if nxt is None:
+                    self.error("expected a declaration after a linkage directive", tok)
+                tok = nxt
+                text = tok.text
+            if text in (".entry", ".func"):
+                func = self.function()
+                if func is not None:
+                    if func.name in functions:
+                        self.error("function defined twice", tok)
+                    functions[func.name] = func
+            elif text in (".global", ".const", ".shared", ".local"):
+                var = self.variable(extern=".extern" in linkage)
+                variables[var.name] = var
+            elif text == ".pragma":
+                self.skip_statement()
+            elif text == ".section":
+                self.skip_section()
+            else:
+                self.error("expected a module-level directive (.entry, .func, .global, ...)", tok)
+        if not version:
+            first = self.tokens[0] if self.tokens else Token("nl", "", 1, 1)
+            raise PTXSyntaxError(
+                "missing .version directive", self.loc(first), first.text if self.tokens else ""
+            )
+        return Module(self.path, version, target, address_size, functions, variables)
+
+    def skip_statement(self) -> None:
+        while self.next().text != ";":
+            pass
+
+    def skip_section(self) -> None:
+        self.next()  # .section
+        while not self.at("{"):
+            self.next()
+        depth = 0
+        while True:
+            tok = self.next()
+            depth += tok.text == "{"
+            depth -= tok.text == "}"
+            if depth == 0:
+                return
+
+    # -------------------------------------------------------------------------- variables
+    def variable(self, *, extern: bool) -> Variable:
+        """``.shared .align 4 .b8 name[1024] = {...};`` (any state space)."""
+        space_tok = self.next()
+        space = Space(space_tok.text[1:])
+        align = 0
+        vector = 1
+        while True:
+            if self.accept(".align"):
+                align = self.integer()
+            elif self.at(".v2") or self.at(".v4") or self.at(".v8"):
+                vector = int(self.next().text[2:])
+            elif self.at(".ptr") or self.at(".global") or self.at(".shared"):
+                self.next()
+            else:
+                break
+        vtype = self.type_name()
+        name_tok = self.next()
+        if name_tok.kind != "word":
+            self.error("expected a variable name", name_tok)
+        count = 1
+        unsized = False
+        while self.accept("["):
+            if self.accept("]"):
+                unsized = True
+                continue
+            count *= self.integer()
+            self.expect("]")
+        initializer: tuple[int | float, ...] = ()
+        if self.accept("="):
+            initializer = self.initializer()
+        self.expect(";")
+        size = 0 if unsized else vtype.size_bytes * vector * count
+        return Variable(
+            name_tok.text, space, vtype, size, align or vtype.size_bytes * vector, initializer,
+            extern=extern or unsized,
+        )  # fmt: skip
+
+    def initializer(self) -> tuple[int | float, ...]:
+        values: list[int | float] = []
+        if self.accept("{"):
+            while not self.accept("}"):
+                if self.at("{"):
+                    values.extend(self.initializer())
+                else:
+                    values.append(self.literal_value())
+                self.accept(",")
+        else:
+            values.append(self.literal_value())
+        return tuple(values)
+
+    def literal_value(self) -> int | float:
+        imm = self.immediate()
+        return imm.value
+
+    # -------------------------------------------------------------------------- functions
+    def function(self) -> Function | None:
+        kind_tok = self.next()
+        is_kernel = kind_tok.text == ".entry"
+        if not is_kernel and self.at("("):  # return parameters of a .func
+            self.param_list()
+        name_tok = self.next()
+        if name_tok.kind != "word":
+            self.error("expected a function name", name_tok)
+        params = self.param_list() if self.at("(") else []
+        directives: dict[str, tuple[int, ...]] = {}
+        while (tok := self.peek()) is not None and tok.text in _PERF_DIRECTIVES | {".pragma"}:
+            self.pos += 1
+            if tok.text == ".pragma":
+                self.skip_statement()
+                continue
+            values = []
+            while (t := self.peek()) is not None and t.kind in ("int", "hex"):
+                values.append(self.integer())
+                if not self.accept(","):
+                    break
+            directives[tok.text[1:]] = tuple(values)
+        if self.accept(";"):
+            return None  # a declaration (prototype) only
+        body_start = self.expect("{", "'{' to open the function body")
+        return self.body(name_tok.text, is_kernel, params, directives, self.loc(body_start))
+
+    def param_list(self) -> list[Parameter]:
+        self.expect("(")
+        params: list[Parameter] = []
+        offset = 0
+        while not self.accept(")"):
+            tok = self.expect(".param", "'.param'")
+            align = 0
+            ptype: PtxType | None = None
+            name = ""
+            count = 1
+            while True:
+                t = self.peek()
+                if t is None:
+                    self.error("unterminated parameter list", tok)
+                if t.text == ".align":
+                    self.next()
+                    align = self.integer()
+                elif t.text.startswith(".") and t.text[1:] in PTX_TYPES:
+                    ptype = self.type_name()
+                elif t.text in (".ptr", ".global", ".shared", ".const", ".local"):
+                    self.next()
+                elif t.kind == "word" and not t.text.startswith("."):
+                    name = self.next().text
+                    while self.accept("["):
+                        count *= self.integer()
+                        self.expect("]")
+                    break
+                else:
+                    self.error("expected a parameter type or name", t)
+            if ptype is None:
+                self.error("parameter without a type", tok)
+            assert ptype is not None
+            size = ptype.size_bytes * count
+            align = align or ptype.size_bytes
+            offset = (offset + align - 1) // align * align
+            params.append(Parameter(name, ptype, size, align, offset))
+            offset += size
+            if not self.accept(","):
+                self.expect(")", "',' or ')' in the parameter list")
+                break
+        return params
+
+    def body(
+        self,
+        name: str,
+        is_kernel: bool,
+        params: list[Parameter],
+        directives: dict[str, tuple[int, ...]],
+        location: SourceLocation,
+    ) -> Function:
+        registers: dict[str, PtxType] = {}
+        variables: dict[str, Variable] = {}
+        raw: list[tuple[Token, str, tuple[str, ...], list[Operand], Register | None]] = []
+        labels: dict[str, int] = {}
+        depth = 1
+        while depth:
+            tok = self.peek()
+            if tok is None:
+                raise PTXSyntaxError(f"function {name!r} is not closed by '}}'", location)
+            text = tok.text
+            if text == "{":
+                self.pos += 1
+                depth += 1
+            elif text == "}":
+                self.pos += 1
+                depth -= 1
+            elif text in (".loc", ".file"):
+                self.pos += 1
+                self.rest_of_line()
+            elif text == ".pragma":
+                self.skip_statement()
+            elif text == ".reg":
+                self.pos += 1
+                self.register_declaration(registers)
+            elif text in (".shared", ".local", ".const", ".global"):
+                var = self.variable(extern=False)
+                variables[var.name] = var
+            elif text == ".extern":
+                self.pos += 1
+                var = self.variable(extern=True)
+                variables[var.name] = var
+            elif tok.kind == "word" and self._is_label():
+                self.pos += 2
+                if text in labels:
+                    self.error("label defined twice", tok)
+                labels[text] = len(raw)
+            elif text == "@" or (tok.kind == "word" and not text.startswith((".", "%"))):
+                raw.append(self.instruction())
+            else:
+                self.error("expected an instruction, a label or a declaration", tok)
+        instructions = []
+        for pc, (tok, opcode, modifiers, operands, guard) in enumerate(raw):
+            instructions.append(
+                Instruction(pc, opcode, modifiers, tuple(operands), guard, self.loc(tok))
+            )
+        func = Function(
+            name, is_kernel, params, registers, variables, instructions, labels, location,
+            directives,
+        )  # fmt: skip
+        self.check_names(func, raw)
+        return func
+
+    def _is_label(self) -> bool:
+        i = self.pos + 1
+        return i < len(self.tokens) and self.tokens[i].text == ":"
+
+    def register_declaration(self, registers: dict[str, PtxType]) -> None:
+        if self.at(".v2") or self.at(".v4"):
+            self.next()
+        rtype = self.type_name()
+        while True:
+            tok = self.next()
+            if tok.kind != "word" or not tok.text.startswith("%"):
+                self.error("expected a register name such as %r<4> or %f1", tok)
+            if self.accept("<"):
+                count = self.integer()
+                self.expect(">")
+                for i in range(count):
+                    registers[f"{tok.text}{i}"] = rtype
+            else:
+                registers[tok.text] = rtype
+            if self.accept(";"):
+                return
+            self.expect(",", "',' or ';' after a register name")
+
+    # ------------------------------------------------------------------------ instructions
+    def instruction(self) -> tuple[Token, str, tuple[str, ...], list[Operand], Register | None]:
+        first = self.peek()
+        assert first is not None
+        guard = None
+        if self.accept("@"):
+            negated = self.accept("!")
+            gtok = self.next()
+            if gtok.kind != "word" or not gtok.text.startswith("%"):
+                self.error("expected a predicate register after '@'", gtok)
+            guard = Register(gtok.text, negated)
+        mtok = self.next()
+        if mtok.kind != "word" or mtok.text.startswith((".", "%")):
+            self.error("expected an opcode", mtok)
+        opcode, *modifiers = mtok.text.split(".")
+        if opcode not in PTX_OPCODES:
+            raise UnsupportedInstruction(
+                f"unknown opcode {opcode!r}: not an instruction of the PTX ISA",
+                self.loc(mtok),
+                mtok.text,
+            )
+        operands: list[Operand] = []
+        if not self.accept(";"):
+            while True:
+                operands.append(self.operand())
+                if self.accept(";"):
+                    break
+                self.expect(",", "',' or ';' after an operand")
+        return first, opcode, tuple(modifiers), operands, guard
+
+    def operand(self) -> Operand:
+        tok = self.peek()
+        assert tok is not None
+        if self.accept("["):
+            return self.address(tok)
+        if self.accept("{"):
+            elements = []
+            while not self.accept("}"):
+                elements.append(self.operand())
+                if not self.at("}"):
+                    self.expect(",", "',' or '}' in a vector operand")
+            return Vector(tuple(elements))
+        first = self.simple_operand()
+        if self.accept("|"):
+            second = self.simple_operand()
+            if not isinstance(first, Register | Sink) or not isinstance(second, Register | Sink):
+                self.error("expected two registers around '|'", tok)
+            return RegisterPair(first, second)  # type: ignore[arg-type]
+        return first
+
+    def simple_operand(self) -> Operand:
+        tok = self.peek()
+        assert tok is not None
+        if self.accept("!"):
+            reg = self.next()
+            if reg.kind != "word" or not reg.text.startswith("%"):
+                self.error("expected a predicate register after '!'", reg)
+            return Register(reg.text, negated=True)
+        if tok.text == "-" or tok.kind in ("int", "hex", "hexfloat", "decfloat"):
+            return self.immediate()
+        self.next()
+        if tok.kind != "word":
+            self.error("expected an operand", tok)
+        if tok.text == "_":
+            return Sink()
+        if tok.text.startswith("%"):
+            base, _, component = tok.text[1:].partition(".")
+            if base in SPECIAL_REGISTERS or re.fullmatch(r"(envreg|pm)\d+", base):
+                return SpecialRegister(base, component or None)
+            return Register(tok.text)
+        return Symbol(tok.text)
+
+    def immediate(self) -> Immediate:
+        negative = self.accept("-")
+        tok = self.next()
+        text = ("-" if negative else "") + tok.text
+        if tok.kind == "hexfloat":
+            value: int | float = _float_from_hex(tok.text)
+            if negative:
+                value = -value
+        elif tok.kind == "decfloat":
+            value = float(text)
+        elif tok.kind in ("int", "hex"):
+            value = int(tok.text.rstrip("U"), 0)
+            value = -value if negative else value
+        else:
+            self.error("expected a number", tok)
+        return Immediate(value, text)
+
+    def address(self, open_tok: Token) -> Address:
+        base: Register | Symbol | None = None
+        offset = 0
+        tok = self.peek()
+        if tok is None:
+            self.error("unterminated address", open_tok)
+        assert tok is not None
+        if tok.kind == "word":
+            self.next()
+            if tok.text.startswith("%"):
+                base = Register(tok.text)
+            else:
+                base = Symbol(tok.text)
+            if self.accept("+"):
+                offset = self.integer()
+            elif self.at("-"):
+                offset = self.integer()
+        else:
+            offset = self.integer()
+        self.expect("]", "']' to close the address")
+        return Address(base, offset)
+
+    # ------------------------------------------------------------------------- validation
+    def check_names(self, func: Function, raw) -> None:
+        """Every register must be declared; every symbol a label, variable or parameter."""
+        params = {p.name for p in func.params}
+        for tok, opcode, _mods, operands, guard in raw:
+            regs = [guard] if guard is not None else []
+            symbols: list[Symbol] = []
+            stack = list(operands)
+            while stack:
+                op = stack.pop()
+                if isinstance(op, Register):
+                    regs.append(op)
+                elif isinstance(op, Address):
+                    if isinstance(op.base, Register):
+                        regs.append(op.base)
+                    elif isinstance(op.base, Symbol):
+                        symbols.append(op.base)
+                elif isinstance(op, Vector):
+                    stack.extend(op.elements)
+                elif isinstance(op, RegisterPair):
+                    stack.extend((op.first, op.second))
+                elif isinstance(op, Symbol):
+                    symbols.append(op)
+            for reg in regs:
+                if reg.name not in func.registers:
+                    self.error(f"register {reg.name} is used but never declared", tok)
+            for sym in symbols:
+                if opcode in ("bra", "brx", "call"):
+                    if opcode == "bra" and sym.name not in func.labels:
+                        self.error(f"branch to undefined label {sym.name!r}", tok)
+                elif sym.name not in func.variables and sym.name not in params:
+                    self.pending_symbols.append((sym.name, tok))
+
+
+def parse_ptx(text: str, path: str = "<string>") -> Module:
+    """Parse PTX source text into a :class:`Module`."""
+    parser = _Parser(text, path)
+    module = parser.module()
+    for name, tok in parser.pending_symbols:
+        if name not in module.variables and name not in module.functions:
+            parser.error(f"undefined symbol {name!r}", tok)
+    return module
+
+
+def parse_ptx_file(path: str | Path) -> Module:
+    """Parse a ``.ptx`` file; the module remembers its path for error messages."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise PTXSyntaxError(f"cannot read PTX file: {exc.strerror}", None, str(path)) from None
+    return parse_ptx(text, str(path))

@@ -1,0 +1,621 @@
+"""The vectorized SIMT interpreter: runs a kernel over a whole grid and records its trace.
+
+Warps are scheduled *by pc*: at each step the interpreter takes the lowest pc any runnable warp
+is at and executes the straight-line run starting there for all warps at that pc at once, each
+under its own active mask. Lagging warps thereby catch up with the others, so most steps cover
+many warps and NumPy does the work. Each warp keeps a SIMT stack (pc, reconvergence pc, mask) as
+rows of arrays shared by all warps; a divergent branch pushes both paths and they reconverge at
+the branch's immediate post-dominator. ``bar.sync`` parks a warp until every live warp of its CTA
+has arrived. A grid is run in chunks of CTAs so that big launches stream in bounded memory; CUDA
+does not order CTAs, so running them chunk by chunk is one valid execution.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ndpsim.analysis import FunctionAnalysis
+from ndpsim.errors import (
+    LaunchError,
+    NdpsimError,
+    SimulationError,
+    UnsupportedInstruction,
+)
+from ndpsim.frontend.ir import Function, Module, Space
+from ndpsim.simt.memory import DeviceMemory
+from ndpsim.simt.semantics import Decoder, Executor, Step
+from ndpsim.simt.state import FULL_MASK, WARP_SIZE, ChunkGeometry, ThreadState
+from ndpsim.simt.values import integer_bits, numpy_dtype
+from ndpsim.trace.trace import LaunchInfo, Trace
+
+_PLAIN, _BRANCH, _EXIT, _BARRIER = 0, 1, 2, 3
+_RUNNING, _WAITING, _DONE = 0, 1, 2
+_LANE_BITS = (np.uint32(1) << np.arange(WARP_SIZE, dtype=np.uint32)).astype(np.uint32)
+
+#: Default cap on threads interpreted together (registers take ~4-8 bytes each per thread).
+DEFAULT_CHUNK_THREADS = 1 << 17
+
+
+@dataclass(frozen=True)
+class Program:
+    """A function decoded for execution."""
+
+    function: Function
+    register_index: dict[str, int]
+    register_dtypes: list[np.dtype]
+    executors: list[Executor | None]
+    control: np.ndarray  # per pc: plain, branch, exit or barrier
+    run_end: np.ndarray  # per pc: end (exclusive) of the straight-line run starting there
+    branch_target: np.ndarray  # per pc: target pc of a branch
+    reconvergence: np.ndarray  # per pc: where a divergent branch reconverges
+    guard_index: np.ndarray  # per pc: register index of the guard, or -1
+    guard_negated: np.ndarray
+    shared_static_bytes: int
+    shared_align: int
+    local_bytes: int
+    param_offsets: dict[str, int]
+    param_bytes: int
+
+    @property
+    def num_instructions(self) -> int:
+        return len(self.executors)
+
+
+_PROGRAMS: weakref.WeakKeyDictionary[Function, Program] = weakref.WeakKeyDictionary()
+
+
+def _layout(variables, start: int = 0) -> tuple[dict[str, int], int, int]:
+    """Offsets of variables packed in declaration order; returns offsets, end, max alignment."""
+    offsets: dict[str, int] = {}
+    offset = start
+    max_align = 1
+    for var in variables:
+        offset = -(-offset // var.align) * var.align
+        offsets[var.name] = offset
+        offset += var.size_bytes
+        max_align = max(max_align, var.align)
+    return offsets, offset, max_align
+
+
+def compile_program(function: Function) -> Program:
+    """Decode a function for execution (cached); raises :class:`UnsupportedInstruction` for
+    anything the interpreter cannot run, naming its location."""
+    program = _PROGRAMS.get(function)
+    if program is not None:
+        return program
+    insts = function.instructions
+    n = len(insts)
+    register_index: dict[str, int] = {}
+    register_dtypes: list[np.dtype] = []
+    for name, ptype in function.registers.items():
+        dtype = numpy_dtype(ptype)
+        if dtype is None:
+            raise UnsupportedInstruction(
+                f"register {name} has type .{ptype.name}, which ndpsim cannot hold",
+                function.location,
+                name,
+            )
+        register_index[name] = len(register_dtypes)
+        register_dtypes.append(dtype)
+    static_shared = [v for v in function.variables_in(Space.SHARED) if not v.extern]
+    extern_shared = [v for v in function.variables_in(Space.SHARED) if v.extern]
+    shared_offsets, shared_end, shared_align = _layout(static_shared)
+    for var in extern_shared:  # dynamic shared memory starts after the static variables
+        shared_align = max(shared_align, var.align, 16)
+        shared_offsets[var.name] = -(-shared_end // max(var.align, 16)) * max(var.align, 16)
+    local_offsets, local_end, _ = _layout(function.variables_in(Space.LOCAL))
+    param_offsets = {p.name: p.offset for p in function.params}
+    decoder = Decoder(
+        function, register_index, register_dtypes, shared_offsets, local_offsets, param_offsets
+    )
+    analysis = FunctionAnalysis(function)
+    cfg, dominance = analysis.cfg, analysis.dominance
+    control = np.zeros(n, dtype=np.int8)
+    branch_target = np.full(n, -1, dtype=np.int64)
+    reconvergence = np.full(n, n, dtype=np.int64)
+    guard_index = np.full(n, -1, dtype=np.int64)
+    guard_negated = np.zeros(n, dtype=bool)
+    executors: list[Executor | None] = []
+    for inst in insts:
+        if inst.guard is not None:
+            guard_index[inst.pc] = register_index[inst.guard.name]
+            guard_negated[inst.pc] = inst.guard.negated
+        if inst.is_branch:
+            if inst.branch_target is None:
+                raise UnsupportedInstruction("indirect branch", inst.location, inst.text)
+            control[inst.pc] = _BRANCH
+            branch_target[inst.pc] = function.labels[inst.branch_target]
+            reconvergence[inst.pc] = dominance.reconvergence_pc(cfg.block_of_pc[inst.pc])
+            executors.append(None)
+        elif inst.is_exit:
+            control[inst.pc] = _EXIT
+            executors.append(None)
+        elif inst.opcode in ("bar", "barrier") and not inst.has("warp"):
+            if not (inst.has("sync") or inst.modifiers == ()):
+                raise UnsupportedInstruction(
+                    "only bar.sync / barrier.sync barriers are supported", inst.location, inst.text
+                )
+            if inst.guard is not None:
+                raise UnsupportedInstruction("predicated barrier", inst.location, inst.text)
+            control[inst.pc] = _BARRIER
+            executors.append(None)
+        elif inst.opcode in ("bar", "barrier"):  # bar.warp.sync: lanes already run in lockstep
+            executors.append(lambda s: None)
+        else:
+            executors.append(decoder.decode(inst))
+    run_end = np.zeros(n, dtype=np.int64)
+    for block in cfg:
+        end = block.end
+        for pc in range(block.end - 1, block.start - 1, -1):
+            if control[pc] == _BARRIER:
+                end = pc + 1
+            run_end[pc] = end
+    program = Program(
+        function=function,
+        register_index=register_index,
+        register_dtypes=register_dtypes,
+        executors=executors,
+        control=control,
+        run_end=run_end,
+        branch_target=branch_target,
+        reconvergence=reconvergence,
+        guard_index=guard_index,
+        guard_negated=guard_negated,
+        shared_static_bytes=shared_end,
+        shared_align=shared_align,
+        local_bytes=local_end,
+        param_offsets=param_offsets,
+        param_bytes=function.param_bytes,
+    )
+    _PROGRAMS[function] = program
+    return program
+
+
+# ----------------------------------------------------------------------------- recording
+class TraceRecorder:
+    """Collects the runs and memory accesses of one chunk into trace columns."""
+
+    def __init__(self, first_warp: int):
+        self.first_warp = first_warp
+        self.state: ThreadState | None = None
+        self._runs: list[tuple[np.ndarray, ...]] = []
+        self._mem: list[tuple[np.ndarray, ...]] = []
+        self._addresses: list[np.ndarray] = []
+        self._address_count = 0
+
+    def run(self, warps: np.ndarray, pc: int, length: int, masks: np.ndarray, seq: np.ndarray):
+        n = len(warps)
+        self._runs.append(
+            (
+                (warps + self.first_warp).astype(np.int32),
+                np.full(n, pc, dtype=np.int32),
+                np.full(n, length, dtype=np.int32),
+                masks.astype(np.uint32),
+                seq.astype(np.int64),
+            )
+        )
+
+    def memory(self, s: Step, pc: int, lanes, addresses, size: int, kind, space) -> None:
+        threads = s.threads() if lanes is None else s.threads()[lanes]
+        if len(threads) == 0:
+            return
+        warp = threads >> 5
+        lane_bits = _LANE_BITS[threads & 31]
+        starts = np.flatnonzero(np.r_[True, warp[1:] != warp[:-1]])
+        warps = warp[starts]
+        masks = np.bitwise_or.reduceat(lane_bits, starts)
+        seq = self.state.warp_instructions[warps] + (pc - s.block_start)  # type: ignore[union-attr]
+        n = len(warps)
+        self._mem.append(
+            (
+                (warps + self.first_warp).astype(np.int32),
+                np.full(n, pc, dtype=np.int32),
+                seq.astype(np.int64),
+                masks.astype(np.uint32),
+                np.full(n, size, dtype=np.uint16),
+                np.full(n, int(kind), dtype=np.uint8),
+                np.full(n, int(space), dtype=np.uint8),
+                starts.astype(np.int64) + self._address_count,
+            )
+        )
+        self._addresses.append(np.asarray(addresses, dtype=np.uint64))
+        self._address_count += len(threads)
+
+    def finish(self, info: LaunchInfo) -> Trace:
+        def column(parts, i, dtype):
+            if not parts:
+                return np.zeros(0, dtype=dtype)
+            return np.concatenate([p[i] for p in parts]).astype(dtype, copy=False)
+
+        run_types = (np.int32, np.int32, np.int32, np.uint32, np.int64)
+        mem_types = (np.int32, np.int32, np.int64, np.uint32, np.uint16, np.uint8, np.uint8,
+                     np.int64)  # fmt: skip
+        runs = [column(self._runs, i, t) for i, t in enumerate(run_types)]
+        mem = [column(self._mem, i, t) for i, t in enumerate(mem_types)]
+        addresses = (
+            np.concatenate(self._addresses) if self._addresses else np.zeros(0, np.uint64)
+        )
+        return Trace(info, *runs, *mem, addresses)
+
+
+class _NullRecorder(TraceRecorder):
+    """Used when no trace is wanted: counts nothing, stores nothing."""
+
+    def run(self, *args) -> None:
+        pass
+
+    def memory(self, *args) -> None:
+        pass
+
+
+# ------------------------------------------------------------------------------- execution
+class _ChunkRunner:
+    """Runs one chunk of CTAs to completion."""
+
+    def __init__(self, program: Program, state: ThreadState, recorder: TraceRecorder):
+        self.program = program
+        self.state = state
+        self.recorder = recorder
+        geometry = state.geometry
+        nw = geometry.num_warps
+        self.num_warps = nw
+        self.warps_per_cta = geometry.warps_per_cta
+        depth = 8
+        self.stack_pc = np.zeros((nw, depth), dtype=np.int64)
+        self.stack_rpc = np.zeros((nw, depth), dtype=np.int64)
+        self.stack_mask = np.zeros((nw, depth), dtype=np.uint32)
+        self.sp = np.ones(nw, dtype=np.int64)
+        n = program.num_instructions
+        self.end_pc = n
+        self.stack_rpc[:, 0] = n
+        self.stack_mask[:, 0] = geometry.initial_masks()
+        self.status = np.where(self.stack_mask[:, 0] == 0, _DONE, _RUNNING).astype(np.int8)
+        self.pc = np.zeros(nw, dtype=np.int64)
+        self._done_key = np.iinfo(np.int64).max
+
+    # ------------------------------------------------------------------ the main loop
+    def run(self) -> None:
+        if self.end_pc == 0:
+            return
+        key = np.empty(self.num_warps, dtype=np.int64)
+        while True:
+            np.copyto(key, self.pc)
+            key[self.status != _RUNNING] = self._done_key
+            pc = int(key.min())
+            if pc == self._done_key:
+                if not np.any(self.status == _WAITING):
+                    return
+                if not self._release_barriers():
+                    self._deadlock()
+                continue
+            warps = np.flatnonzero(key == pc)
+            self._execute_run(pc, warps)
+
+    def _execute_run(self, start: int, warps: np.ndarray) -> None:
+        program = self.program
+        state = self.state
+        masks = self.stack_mask[warps, self.sp[warps] - 1]
+        end = int(program.run_end[start])
+        contiguous = warps[-1] - warps[0] + 1 == len(warps)
+        if contiguous and np.all(masks == FULL_MASK):
+            sel = slice(int(warps[0]) * WARP_SIZE, (int(warps[-1]) + 1) * WARP_SIZE)
+        else:
+            bits = (masks[:, None] & _LANE_BITS) != 0
+            sel = (warps[:, None] * WARP_SIZE + np.arange(WARP_SIZE))[bits]
+        step = Step(state, sel, warps, masks, self.recorder, start)
+        length = end - start
+        self.recorder.run(warps, start, length, masks, state.warp_instructions[warps])
+        pc = start
+        try:
+            for pc in range(start, end):
+                kind = program.control[pc]
+                if kind == _PLAIN:
+                    self._execute(pc, step)
+                elif kind == _BRANCH:
+                    self._branch(pc, step)
+                elif kind == _EXIT:
+                    self._exit(pc, step)
+                else:
+                    self._barrier(pc, step)
+        except NdpsimError as exc:
+            inst = program.function.instructions[pc]
+            raise type(exc)(f"{inst.location}: in `{inst.text}`: {exc}") from None
+        state.warp_instructions[warps] += length
+        if program.control[end - 1] == _PLAIN:
+            self.stack_pc[warps, self.sp[warps] - 1] = end
+        self._reconverge(warps)
+        if program.control[end - 1] in (_EXIT, _BARRIER):
+            self._release_barriers()
+
+    def _guarded(self, pc: int, step: Step) -> Step | None:
+        """The step restricted to lanes whose guard holds (None if no lane's does)."""
+        gi = self.program.guard_index[pc]
+        if gi < 0:
+            return step
+        guard = self.state.regs[gi][step.sel]
+        if self.program.guard_negated[pc]:
+            guard = ~guard
+        if guard.all():
+            return step
+        if not guard.any():
+            return None
+        return Step(step.state, step.threads()[guard], step.warps, step.masks, step.recorder,
+                    step.block_start)  # fmt: skip
+
+    def _execute(self, pc: int, step: Step) -> None:
+        guarded = self._guarded(pc, step)
+        if guarded is not None:
+            self.program.executors[pc](guarded)  # type: ignore[misc]
+
+    def _lane_masks(self, step: Step, values: np.ndarray) -> np.ndarray:
+        """Per-warp uint32 masks of the selected lanes where ``values`` (per lane) is true."""
+        if isinstance(step.sel, slice):
+            return (values.reshape(-1, WARP_SIZE) * _LANE_BITS).sum(axis=1, dtype=np.uint64)\
+                .astype(np.uint32)  # fmt: skip
+        threads = step.sel
+        warp = threads // WARP_SIZE
+        chunk = np.searchsorted(step.warps, warp)
+        out = np.zeros(len(step.warps), dtype=np.uint32)
+        np.bitwise_or.at(out, chunk[values], _LANE_BITS[threads[values] % WARP_SIZE])
+        return out
+
+    def _branch(self, pc: int, step: Step) -> None:
+        program = self.program
+        warps = step.warps
+        top = self.sp[warps] - 1
+        target = program.branch_target[pc]
+        gi = program.guard_index[pc]
+        if gi < 0:
+            self.stack_pc[warps, top] = target
+            return
+        guard = self.state.regs[gi][step.sel]
+        if program.guard_negated[pc]:
+            guard = ~guard
+        taken = self._lane_masks(step, guard)
+        not_taken = step.masks & ~taken
+        all_taken = not_taken == 0
+        none_taken = taken == 0
+        divergent = ~(all_taken | none_taken)
+        self.stack_pc[warps[all_taken], top[all_taken]] = target
+        self.stack_pc[warps[none_taken], top[none_taken]] = pc + 1
+        if divergent.any():
+            w = warps[divergent]
+            depth = self.sp[w]
+            self._ensure_depth(int(depth.max()) + 2)
+            reconverge = program.reconvergence[pc]
+            self.stack_pc[w, depth - 1] = reconverge
+            # Taken path below, fall-through on top: it runs first, usually with other warps.
+            self.stack_pc[w, depth] = target
+            self.stack_rpc[w, depth] = reconverge
+            self.stack_mask[w, depth] = taken[divergent]
+            self.stack_pc[w, depth + 1] = pc + 1
+            self.stack_rpc[w, depth + 1] = reconverge
+            self.stack_mask[w, depth + 1] = not_taken[divergent]
+            self.sp[w] += 2
+
+    def _exit(self, pc: int, step: Step) -> None:
+        warps = step.warps
+        guarded = self._guarded(pc, step)
+        if guarded is None:
+            self.stack_pc[warps, self.sp[warps] - 1] = pc + 1
+            return
+        if guarded is step:
+            leaving = step.masks
+        else:
+            values = np.zeros(step.count, dtype=bool)
+            values[np.searchsorted(step.threads(), guarded.threads())] = True
+            leaving = self._lane_masks(step, values)
+        self.stack_mask[warps] &= ~leaving[:, None]
+        self.stack_pc[warps, self.sp[warps] - 1] = pc + 1
+
+    def _barrier(self, pc: int, step: Step) -> None:
+        warps = step.warps
+        self.stack_pc[warps, self.sp[warps] - 1] = pc + 1
+        self.status[warps] = _WAITING
+
+    def _reconverge(self, warps: np.ndarray) -> None:
+        """Pop finished stack entries (reached their reconvergence pc, or no lanes left)."""
+        live = warps
+        while len(live):
+            top = self.sp[live] - 1
+            pop = (self.stack_pc[live, top] == self.stack_rpc[live, top]) | (
+                self.stack_mask[live, top] == 0
+            )
+            if not pop.any():
+                break
+            popped = live[pop]
+            self.sp[popped] -= 1
+            finished = popped[self.sp[popped] == 0]
+            self.status[finished] = _DONE
+            live = popped[self.sp[popped] > 0]
+        alive = warps[self.sp[warps] > 0]
+        self.pc[alive] = self.stack_pc[alive, self.sp[alive] - 1]
+        if self.status[warps].max(initial=0) == _DONE:
+            self.pc[warps[self.status[warps] == _DONE]] = self.end_pc
+
+    def _release_barriers(self) -> bool:
+        """Release every CTA whose live warps all wait at a barrier; True if any was."""
+        status = self.status.reshape(-1, self.warps_per_cta)
+        waiting = status == _WAITING
+        ready = np.all(waiting | (status == _DONE), axis=1) & np.any(waiting, axis=1)
+        if not ready.any():
+            return False
+        status[ready] = np.where(waiting[ready], _RUNNING, status[ready])
+        return True
+
+    def _deadlock(self) -> None:
+        status = self.status.reshape(-1, self.warps_per_cta)
+        cta = int(np.flatnonzero(np.any(status == _WAITING, axis=1))[0])
+        stuck = [int(w) for w in np.flatnonzero(status[cta] == _RUNNING)]
+        raise SimulationError(
+            f"kernel {self.program.function.name!r} deadlocked: CTA {cta} has warps waiting at "
+            f"a barrier that warps {stuck or 'none'} can never reach"
+        )
+
+    def _ensure_depth(self, depth: int) -> None:
+        current = self.stack_pc.shape[1]
+        if depth <= current:
+            return
+        grow = max(depth, 2 * current) - current
+        pad = ((0, 0), (0, grow))
+        self.stack_pc = np.pad(self.stack_pc, pad)
+        self.stack_rpc = np.pad(self.stack_rpc, pad)
+        self.stack_mask = np.pad(self.stack_mask, pad)
+
+
+# --------------------------------------------------------------------------------- launch
+def _dims(value, what: str) -> tuple[int, int, int]:
+    if isinstance(value, int | np.integer):
+        value = (int(value),)
+    dims = tuple(int(v) for v in value)
+    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
+        raise LaunchError(f"{what} must be 1 to 3 positive sizes, got {value!r}")
+    return (*dims, 1, 1)[:3]  # type: ignore[return-value]
+
+
+def _pack_params(function: Function, args: Sequence) -> np.ndarray:
+    if len(args) != len(function.params):
+        names = ", ".join(p.name for p in function.params)
+        raise LaunchError(
+            f"kernel {function.name!r} takes {len(function.params)} arguments ({names}), "
+            f"got {len(args)}"
+        )
+    buffer = np.zeros(-(-max(function.param_bytes, 8) // 8) * 8, dtype=np.uint8)
+    for param, value in zip(function.params, args, strict=True):
+        if isinstance(value, np.ndarray) and value.ndim > 0:
+            raw = np.ascontiguousarray(value).view(np.uint8).reshape(-1)
+        else:
+            dtype = numpy_dtype(param.type)
+            if dtype is None or param.size_bytes != dtype.itemsize:
+                raise LaunchError(
+                    f"argument {param.name!r} is a {param.size_bytes}-byte aggregate: pass it "
+                    "as a NumPy array of its bytes"
+                )
+            if isinstance(value, float | np.floating) and dtype.kind != "f":
+                raise LaunchError(
+                    f"argument {param.name!r} is .{param.type.name}, got float {value!r}"
+                )
+            raw = np.asarray(
+                integer_bits(int(value), dtype) if dtype.kind != "f" else dtype.type(value)
+            ).reshape(1).view(np.uint8)
+        if raw.size != param.size_bytes:
+            raise LaunchError(
+                f"argument {param.name!r} needs {param.size_bytes} bytes, got {raw.size}"
+            )
+        buffer[param.offset : param.offset + raw.size] = raw
+    return buffer
+
+
+_SYMBOLS: weakref.WeakKeyDictionary[DeviceMemory, weakref.WeakKeyDictionary[Module, dict]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _module_symbols(module: Module, memory: DeviceMemory) -> dict[str, int]:
+    """Device addresses of the module's .global/.const variables, allocated in ``memory`` (and
+    initialized) the first time the module is launched there."""
+    per_memory = _SYMBOLS.setdefault(memory, weakref.WeakKeyDictionary())
+    addresses = per_memory.setdefault(module, {})
+    for var in module.variables.values():
+        if var.space not in (Space.GLOBAL, Space.CONST) or var.name in addresses:
+            continue
+        address = memory.alloc(var.size_bytes, name=var.name)
+        if var.initializer:
+            dtype = numpy_dtype(var.type)
+            if dtype.kind == "f":
+                data = np.array(var.initializer, dtype=dtype)
+            else:
+                data = np.array([integer_bits(int(v), dtype) for v in var.initializer], dtype)
+            memory.write(address, data)
+        addresses[var.name] = address
+    return addresses
+
+
+def launch_chunks(
+    module: Module,
+    kernel: str,
+    grid,
+    block,
+    args: Sequence,
+    memory: DeviceMemory,
+    *,
+    shared_bytes: int = 0,
+    chunk_threads: int = DEFAULT_CHUNK_THREADS,
+    record: bool = True,
+) -> Iterator[Trace]:
+    """Run a kernel chunk by chunk of CTAs, yielding each chunk's trace as soon as it is done.
+
+    Memory effects of a chunk are visible to the chunks after it. ``shared_bytes`` is the dynamic
+    shared memory per CTA (``extern __shared__``); ``chunk_threads`` bounds how many threads are
+    interpreted together.
+    """
+    function = module.function(kernel)
+    if not function.is_kernel:
+        raise LaunchError(f"{kernel!r} is a .func, not a kernel (.entry)")
+    program = compile_program(function)
+    grid3 = _dims(grid, "grid")
+    block3 = _dims(block, "block")
+    threads_per_cta = block3[0] * block3[1] * block3[2]
+    if threads_per_cta > 1024:
+        raise LaunchError(f"a CTA may hold at most 1024 threads, got {threads_per_cta}")
+    params = _pack_params(function, args)
+    symbols = _module_symbols(module, memory)
+    total_ctas = grid3[0] * grid3[1] * grid3[2]
+    warps_per_cta = -(-threads_per_cta // WARP_SIZE)
+    ctas_per_chunk = max(1, int(chunk_threads) // (warps_per_cta * WARP_SIZE))
+    shared_total = program.shared_static_bytes
+    if shared_bytes:
+        shared_total = -(-shared_total // 16) * 16 + int(shared_bytes)
+    for first in range(0, total_ctas, ctas_per_chunk):
+        last = min(total_ctas, first + ctas_per_chunk)
+        geometry = ChunkGeometry(grid3, block3, first, last)
+        state = ThreadState(
+            geometry,
+            program.register_dtypes,
+            memory,
+            params,
+            shared_total,
+            program.local_bytes,
+            symbols,
+        )
+        recorder = (TraceRecorder if record else _NullRecorder)(first * warps_per_cta)
+        recorder.state = state
+        with np.errstate(all="ignore"):
+            _ChunkRunner(program, state, recorder).run()
+        info = LaunchInfo(
+            kernel=kernel,
+            module=module.path,
+            grid=grid3,
+            block=block3,
+            warps_per_cta=warps_per_cta,
+            cta_begin=first,
+            cta_end=last,
+            shared_bytes=int(shared_bytes),
+        )
+        yield recorder.finish(info)
+
+
+def launch(
+    module: Module,
+    kernel: str,
+    grid,
+    block,
+    args: Sequence,
+    memory: DeviceMemory,
+    *,
+    shared_bytes: int = 0,
+    chunk_threads: int = DEFAULT_CHUNK_THREADS,
+    record: bool = True,
+) -> Trace:
+    """Run a kernel over its whole grid; returns the trace of every warp-instruction."""
+    chunks = list(
+        launch_chunks(
+            module, kernel, grid, block, args, memory,
+            shared_bytes=shared_bytes, chunk_threads=chunk_threads, record=record,
+        )
+    )  # fmt: skip
+    return Trace.concatenate(chunks)

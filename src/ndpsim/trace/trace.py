@@ -1,0 +1,279 @@
+"""Dynamic traces of kernel launches, stored as columns of NumPy arrays.
+
+A warp executes straight-line code under one active mask, so the trace stores *runs*: warp
+``run_warp`` executed pcs ``run_pc .. run_pc + run_length - 1`` with mask ``run_mask``; these are
+instructions ``run_seq ..`` of that warp's own stream. Runs appear in execution order, so each
+warp's stream is its runs in order. Memory instructions add one record each (warp, pc, position in
+the warp's stream, the mask of lanes that accessed memory, size, kind, space) and one address per
+accessing lane, in lane order, in ``addresses`` starting at ``mem_offset``.
+
+A thread instruction is counted for every lane in the SIMT active mask, whether or not its guard
+predicate held (as GPGPU-Sim counts them).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from enum import IntEnum
+from pathlib import Path
+
+import numpy as np
+
+from ndpsim.errors import TraceFormatError
+
+FORMAT_VERSION = 1
+
+
+class MemoryKind(IntEnum):
+    LOAD = 0
+    STORE = 1
+    ATOMIC = 2
+    REDUCTION = 3
+
+
+class MemorySpace(IntEnum):
+    GLOBAL = 0
+    SHARED = 1
+    LOCAL = 2
+    CONST = 3
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchInfo:
+    """What was launched: kernel, geometry, and which CTAs this trace covers."""
+
+    kernel: str
+    module: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    warps_per_cta: int
+    cta_begin: int
+    cta_end: int
+    shared_bytes: int = 0
+
+    @property
+    def threads_per_cta(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+    @property
+    def num_ctas(self) -> int:
+        return self.grid[0] * self.grid[1] * self.grid[2]
+
+
+RUN_COLUMNS = {
+    "run_warp": np.int32,
+    "run_pc": np.int32,
+    "run_length": np.int32,
+    "run_mask": np.uint32,
+    "run_seq": np.int64,
+}
+MEMORY_COLUMNS = {
+    "mem_warp": np.int32,
+    "mem_pc": np.int32,
+    "mem_seq": np.int64,
+    "mem_mask": np.uint32,
+    "mem_size": np.uint16,
+    "mem_kind": np.uint8,
+    "mem_space": np.uint8,
+    "mem_offset": np.int64,
+}
+COLUMNS = {**RUN_COLUMNS, **MEMORY_COLUMNS, "addresses": np.uint64}
+
+
+def popcount(masks: np.ndarray) -> np.ndarray:
+    """Set bits of each uint32 mask, as int64."""
+    return np.bitwise_count(masks.astype(np.uint32)).astype(np.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class Trace:
+    """The dynamic trace of one kernel launch (or of a range of its CTAs)."""
+
+    info: LaunchInfo
+    run_warp: np.ndarray
+    run_pc: np.ndarray
+    run_length: np.ndarray
+    run_mask: np.ndarray
+    run_seq: np.ndarray
+    mem_warp: np.ndarray
+    mem_pc: np.ndarray
+    mem_seq: np.ndarray
+    mem_mask: np.ndarray
+    mem_size: np.ndarray
+    mem_kind: np.ndarray
+    mem_space: np.ndarray
+    mem_offset: np.ndarray
+    addresses: np.ndarray
+
+    # ------------------------------------------------------------------------ summaries
+    @property
+    def num_warp_instructions(self) -> int:
+        return int(self.run_length.sum(dtype=np.int64))
+
+    @property
+    def num_thread_instructions(self) -> int:
+        return int((popcount(self.run_mask) * self.run_length).sum())
+
+    @property
+    def num_memory_instructions(self) -> int:
+        """Memory warp-instructions with at least one accessing lane."""
+        return len(self.mem_warp)
+
+    @property
+    def num_memory_accesses(self) -> int:
+        """Per-lane memory accesses."""
+        return len(self.addresses)
+
+    @property
+    def num_warps(self) -> int:
+        return (self.info.cta_end - self.info.cta_begin) * self.info.warps_per_cta
+
+    # ------------------------------------------------------------------ per-record views
+    @property
+    def run_cta(self) -> np.ndarray:
+        return self.run_warp // self.info.warps_per_cta
+
+    @property
+    def mem_cta(self) -> np.ndarray:
+        return self.mem_warp // self.info.warps_per_cta
+
+    def instructions(self) -> dict[str, np.ndarray]:
+        """One row per warp-instruction in execution order: warp, cta, pc, active mask and the
+        position in the warp's stream (expanded from the runs)."""
+        lengths = self.run_length.astype(np.int64)
+        total = int(lengths.sum())
+        run_index = np.repeat(np.arange(len(lengths)), lengths)
+        first = np.cumsum(lengths) - lengths
+        step = np.arange(total, dtype=np.int64) - first[run_index]
+        warp = self.run_warp[run_index]
+        return {
+            "warp": warp,
+            "cta": warp // self.info.warps_per_cta,
+            "pc": (self.run_pc[run_index] + step).astype(np.int32),
+            "mask": self.run_mask[run_index],
+            "seq": self.run_seq[run_index] + step,
+        }
+
+    def lane_addresses(self, record: int) -> np.ndarray:
+        """The addresses accessed by memory record ``record``, one per set bit of its mask."""
+        start = int(self.mem_offset[record])
+        count = int(np.bitwise_count(self.mem_mask[record]))
+        return self.addresses[start : start + count]
+
+    def memory_lanes(self) -> np.ndarray:
+        """For every entry of ``addresses``, the index of its memory record."""
+        counts = popcount(self.mem_mask)
+        return np.repeat(np.arange(len(counts)), counts)
+
+    # ---------------------------------------------------------------------- combination
+    @staticmethod
+    def concatenate(traces: Sequence[Trace]) -> Trace:
+        """Join traces of consecutive CTA ranges of one launch, in order."""
+        if not traces:
+            raise ValueError("nothing to concatenate")
+        first = traces[0]
+        for prev, nxt in zip(traces, traces[1:], strict=False):
+            if nxt.info.cta_begin != prev.info.cta_end or nxt.info.kernel != first.info.kernel:
+                raise ValueError("traces must be consecutive CTA ranges of the same launch")
+        columns = {
+            name: np.concatenate([getattr(t, name) for t in traces]) for name in COLUMNS
+        }
+        shift = np.cumsum([0] + [len(t.addresses) for t in traces[:-1]])
+        columns["mem_offset"] = np.concatenate(
+            [t.mem_offset + s for t, s in zip(traces, shift, strict=True)]
+        )
+        info = replace(first.info, cta_end=traces[-1].info.cta_end)
+        return Trace(info=info, **columns)
+
+    # ------------------------------------------------------------------------- storage
+    def save(self, path: str | Path) -> None:
+        """Write this trace to an ``.npz`` file (see :func:`save_traces`)."""
+        save_traces(path, [self])
+
+    @staticmethod
+    def load(path: str | Path) -> Trace:
+        traces = load_traces(path)
+        if len(traces) != 1:
+            raise TraceFormatError(f"{path}: holds {len(traces)} launches, expected exactly 1")
+        return traces[0]
+
+    def validate(self, source: str = "trace") -> None:
+        """Check the columns are consistent; raise :class:`TraceFormatError` naming the column."""
+        for group in (RUN_COLUMNS, MEMORY_COLUMNS):
+            lengths = {name: len(getattr(self, name)) for name in group}
+            if len(set(lengths.values())) > 1:
+                raise TraceFormatError(f"{source}: columns of different lengths: {lengths}")
+        counts = popcount(self.mem_mask)
+        if np.any(counts == 0):
+            raise TraceFormatError(f"{source}: column 'mem_mask' has a record with no lanes")
+        if len(self.mem_offset) and (
+            self.mem_offset.min() < 0 or (self.mem_offset + counts).max() > len(self.addresses)
+        ):
+            raise TraceFormatError(
+                f"{source}: column 'mem_offset' points outside 'addresses' "
+                f"({len(self.addresses)} entries)"
+            )
+        if len(self.run_length) and self.run_length.min() <= 0:
+            raise TraceFormatError(f"{source}: column 'run_length' has a non-positive length")
+        if len(self.run_warp) and (self.run_warp.min() < 0):
+            raise TraceFormatError(f"{source}: column 'run_warp' has a negative warp id")
+
+
+def save_traces(path: str | Path, traces: Sequence[Trace]) -> None:
+    """Write launches to one compressed ``.npz`` (generated once, simulated many times)."""
+    arrays: dict[str, np.ndarray] = {}
+    infos = []
+    for i, trace in enumerate(traces):
+        infos.append(asdict(trace.info))
+        for name in COLUMNS:
+            arrays[f"launch{i}/{name}"] = getattr(trace, name)
+    header = {"format": "ndpsim-trace", "version": FORMAT_VERSION, "launches": infos}
+    arrays["header"] = np.array(json.dumps(header))
+    np.savez_compressed(Path(path), **arrays)
+
+
+def load_traces(path: str | Path) -> list[Trace]:
+    """Read launches written by :func:`save_traces`, checking every column."""
+    path = Path(path)
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise TraceFormatError(f"{path}: not a readable trace file ({exc})") from None
+    with data:
+        if "header" not in data.files:
+            raise TraceFormatError(f"{path}: missing 'header'; not an ndpsim trace")
+        try:
+            header = json.loads(str(data["header"]))
+        except json.JSONDecodeError as exc:
+            raise TraceFormatError(f"{path}: corrupt header ({exc})") from None
+        if header.get("format") != "ndpsim-trace" or header.get("version") != FORMAT_VERSION:
+            raise TraceFormatError(
+                f"{path}: format {header.get('format')!r} version {header.get('version')!r}, "
+                f"expected 'ndpsim-trace' version {FORMAT_VERSION}"
+            )
+        traces = []
+        for i, raw_info in enumerate(header.get("launches", [])):
+            columns = {}
+            for name, dtype in COLUMNS.items():
+                key = f"launch{i}/{name}"
+                if key not in data.files:
+                    raise TraceFormatError(f"{path}: missing column {key!r}")
+                column = data[key]
+                if column.dtype != np.dtype(dtype) or column.ndim != 1:
+                    raise TraceFormatError(
+                        f"{path}: column {key!r} is {column.dtype}[{column.ndim}d], "
+                        f"expected {np.dtype(dtype)}[1d]"
+                    )
+                columns[name] = column
+            try:
+                raw_info["grid"] = tuple(raw_info["grid"])
+                raw_info["block"] = tuple(raw_info["block"])
+                info = LaunchInfo(**raw_info)
+            except (KeyError, TypeError) as exc:
+                raise TraceFormatError(f"{path}: launch {i} has a bad header ({exc})") from None
+            trace = Trace(info=info, **columns)
+            trace.validate(f"{path} launch {i}")
+            traces.append(trace)
+    return traces
