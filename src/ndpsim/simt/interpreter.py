@@ -27,14 +27,14 @@ from ndpsim.errors import (
 )
 from ndpsim.frontend.ir import Function, Module, Space
 from ndpsim.simt.memory import DeviceMemory
+from ndpsim.simt import stacks
 from ndpsim.simt.semantics import Decoder, Executor, Step
 from ndpsim.simt.state import FULL_MASK, WARP_SIZE, ChunkGeometry, ThreadState
 from ndpsim.simt.values import integer_bits, numpy_dtype
 from ndpsim.trace.trace import LaunchInfo, Trace
 
-_PLAIN, _BRANCH, _EXIT, _BARRIER = 0, 1, 2, 3
-_RUNNING, _WAITING, _DONE = 0, 1, 2
 _LANE_BITS = (np.uint32(1) << np.arange(WARP_SIZE, dtype=np.uint32)).astype(np.uint32)
+_LANES = np.arange(WARP_SIZE, dtype=np.int64)
 
 #: Default cap on threads interpreted together (registers take ~4-8 bytes each per thread).
 DEFAULT_CHUNK_THREADS = 1 << 17
@@ -127,12 +127,12 @@ def compile_program(function: Function) -> Program:
         if inst.is_branch:
             if inst.branch_target is None:
                 raise UnsupportedInstruction("indirect branch", inst.location, inst.text)
-            control[inst.pc] = _BRANCH
+            control[inst.pc] = stacks.BRANCH
             branch_target[inst.pc] = function.labels[inst.branch_target]
             reconvergence[inst.pc] = dominance.reconvergence_pc(cfg.block_of_pc[inst.pc])
             executors.append(None)
         elif inst.is_exit:
-            control[inst.pc] = _EXIT
+            control[inst.pc] = stacks.EXIT
             executors.append(None)
         elif inst.opcode in ("bar", "barrier") and not inst.has("warp"):
             if not (inst.has("sync") or inst.modifiers == ()):
@@ -141,7 +141,7 @@ def compile_program(function: Function) -> Program:
                 )
             if inst.guard is not None:
                 raise UnsupportedInstruction("predicated barrier", inst.location, inst.text)
-            control[inst.pc] = _BARRIER
+            control[inst.pc] = stacks.BARRIER
             executors.append(None)
         elif inst.opcode in ("bar", "barrier"):  # bar.warp.sync: lanes already run in lockstep
             executors.append(lambda s: None)
@@ -151,7 +151,7 @@ def compile_program(function: Function) -> Program:
     for block in cfg:
         end = block.end
         for pc in range(block.end - 1, block.start - 1, -1):
-            if control[pc] == _BARRIER:
+            if control[pc] == stacks.BARRIER:
                 end = pc + 1
             run_end[pc] = end
     program = Program(
@@ -177,69 +177,75 @@ def compile_program(function: Function) -> Program:
 
 # ----------------------------------------------------------------------------- recording
 class TraceRecorder:
-    """Collects the runs and memory accesses of one chunk into trace columns."""
+    """Collects the runs and memory accesses of one chunk into trace columns.
+
+    Per call it keeps only the per-warp arrays and the scalars shared by the call; the scalar
+    columns are expanded once, in :meth:`finish`, so recording stays cheap for small groups.
+    """
 
     def __init__(self, first_warp: int):
         self.first_warp = first_warp
         self.state: ThreadState | None = None
-        self._runs: list[tuple[np.ndarray, ...]] = []
-        self._mem: list[tuple[np.ndarray, ...]] = []
+        self._runs: list[tuple] = []
+        self._mem: list[tuple] = []
         self._addresses: list[np.ndarray] = []
         self._address_count = 0
 
     def run(self, warps: np.ndarray, pc: int, length: int, masks: np.ndarray, seq: np.ndarray):
-        n = len(warps)
-        self._runs.append(
-            (
-                (warps + self.first_warp).astype(np.int32),
-                np.full(n, pc, dtype=np.int32),
-                np.full(n, length, dtype=np.int32),
-                masks.astype(np.uint32),
-                seq.astype(np.int64),
-            )
-        )
+        self._runs.append((warps, pc, length, masks, seq.copy()))
 
     def memory(self, s: Step, pc: int, lanes, addresses, size: int, kind, space) -> None:
-        threads = s.threads() if lanes is None else s.threads()[lanes]
-        if len(threads) == 0:
-            return
-        warp = threads >> 5
-        lane_bits = _LANE_BITS[threads & 31]
-        starts = np.flatnonzero(np.r_[True, warp[1:] != warp[:-1]])
-        warps = warp[starts]
-        masks = np.bitwise_or.reduceat(lane_bits, starts)
+        if lanes is None and s.full:  # every lane of every warp: no per-lane bookkeeping
+            warps = s.warps
+            masks = s.masks
+            starts = np.arange(len(warps), dtype=np.int64) * WARP_SIZE
+        else:
+            threads = s.threads() if lanes is None else s.threads()[lanes]
+            if len(threads) == 0:
+                return
+            warps, masks, starts = stacks.warp_groups(threads)
         seq = self.state.warp_instructions[warps] + (pc - s.block_start)  # type: ignore[union-attr]
-        n = len(warps)
-        self._mem.append(
-            (
-                (warps + self.first_warp).astype(np.int32),
-                np.full(n, pc, dtype=np.int32),
-                seq.astype(np.int64),
-                masks.astype(np.uint32),
-                np.full(n, size, dtype=np.uint16),
-                np.full(n, int(kind), dtype=np.uint8),
-                np.full(n, int(space), dtype=np.uint8),
-                starts.astype(np.int64) + self._address_count,
-            )
-        )
-        self._addresses.append(np.asarray(addresses, dtype=np.uint64))
-        self._address_count += len(threads)
+        self._mem.append((warps, pc, seq, masks, size, int(kind), int(space),
+                          starts + self._address_count))  # fmt: skip
+        self._addresses.append(addresses)
+        self._address_count += len(addresses)
 
     def finish(self, info: LaunchInfo) -> Trace:
-        def column(parts, i, dtype):
+        runs, mem = self._runs, self._mem
+        run_counts = np.array([len(r[0]) for r in runs], dtype=np.int64)
+        mem_counts = np.array([len(m[0]) for m in mem], dtype=np.int64)
+
+        def gather(parts, i, dtype):
             if not parts:
                 return np.zeros(0, dtype=dtype)
-            return np.concatenate([p[i] for p in parts]).astype(dtype, copy=False)
+            return (np.concatenate([p[i] for p in parts]).astype(dtype, copy=False))
 
-        run_types = (np.int32, np.int32, np.int32, np.uint32, np.int64)
-        mem_types = (np.int32, np.int32, np.int64, np.uint32, np.uint16, np.uint8, np.uint8,
-                     np.int64)  # fmt: skip
-        runs = [column(self._runs, i, t) for i, t in enumerate(run_types)]
-        mem = [column(self._mem, i, t) for i, t in enumerate(mem_types)]
+        def expand(parts, counts, i, dtype):
+            values = np.array([p[i] for p in parts], dtype=dtype)
+            return np.repeat(values, counts)
+
+        first = self.first_warp
         addresses = (
-            np.concatenate(self._addresses) if self._addresses else np.zeros(0, np.uint64)
+            np.concatenate(self._addresses).astype(np.uint64, copy=False)
+            if self._addresses else np.zeros(0, np.uint64)
+        )  # fmt: skip
+        return Trace(
+            info,
+            run_warp=(gather(runs, 0, np.int64) + first).astype(np.int32),
+            run_pc=expand(runs, run_counts, 1, np.int32),
+            run_length=expand(runs, run_counts, 2, np.int32),
+            run_mask=gather(runs, 3, np.uint32),
+            run_seq=gather(runs, 4, np.int64),
+            mem_warp=(gather(mem, 0, np.int64) + first).astype(np.int32),
+            mem_pc=expand(mem, mem_counts, 1, np.int32),
+            mem_seq=gather(mem, 2, np.int64),
+            mem_mask=gather(mem, 3, np.uint32),
+            mem_size=expand(mem, mem_counts, 4, np.uint16),
+            mem_kind=expand(mem, mem_counts, 5, np.uint8),
+            mem_space=expand(mem, mem_counts, 6, np.uint8),
+            mem_offset=gather(mem, 7, np.int64),
+            addresses=addresses,
         )
-        return Trace(info, *runs, *mem, addresses)
 
 
 class _NullRecorder(TraceRecorder):
@@ -264,207 +270,117 @@ class _ChunkRunner:
         nw = geometry.num_warps
         self.num_warps = nw
         self.warps_per_cta = geometry.warps_per_cta
-        depth = 8
-        self.stack_pc = np.zeros((nw, depth), dtype=np.int64)
-        self.stack_rpc = np.zeros((nw, depth), dtype=np.int64)
-        self.stack_mask = np.zeros((nw, depth), dtype=np.uint32)
+        self.depth = 8
+        self.stack_pc = np.zeros((nw, self.depth), dtype=np.int64)
+        self.stack_rpc = np.zeros((nw, self.depth), dtype=np.int64)
+        self.stack_mask = np.zeros((nw, self.depth), dtype=np.uint32)
         self.sp = np.ones(nw, dtype=np.int64)
         n = program.num_instructions
         self.end_pc = n
         self.stack_rpc[:, 0] = n
         self.stack_mask[:, 0] = geometry.initial_masks()
-        self.status = np.where(self.stack_mask[:, 0] == 0, _DONE, _RUNNING).astype(np.int8)
+        self.status = np.full(nw, stacks.RUNNING, dtype=np.int8)
         self.pc = np.zeros(nw, dtype=np.int64)
-        self._done_key = np.iinfo(np.int64).max
+        self._group = np.zeros(nw, dtype=np.int64)
+        self._threads = np.zeros(nw * WARP_SIZE, dtype=np.int64)
+        self._no_lanes = np.zeros(0, dtype=np.uint32)
 
-    # ------------------------------------------------------------------ the main loop
     def run(self) -> None:
         if self.end_pc == 0:
             return
-        key = np.empty(self.num_warps, dtype=np.int64)
         while True:
-            np.copyto(key, self.pc)
-            key[self.status != _RUNNING] = self._done_key
-            pc = int(key.min())
-            if pc == self._done_key:
-                if not np.any(self.status == _WAITING):
+            pc, count = stacks.next_group(self.pc, self.status, self._group)
+            if count == 0:
+                if not np.any(self.status == stacks.WAITING):
                     return
-                if not self._release_barriers():
+                if not stacks.release_barriers(self.status, self.warps_per_cta):
                     self._deadlock()
                 continue
-            warps = np.flatnonzero(key == pc)
-            self._execute_run(pc, warps)
+            self._execute_run(int(pc), self._group[:count].copy())
 
     def _execute_run(self, start: int, warps: np.ndarray) -> None:
         program = self.program
         state = self.state
         masks = self.stack_mask[warps, self.sp[warps] - 1]
         end = int(program.run_end[start])
-        contiguous = warps[-1] - warps[0] + 1 == len(warps)
-        if contiguous and np.all(masks == FULL_MASK):
+        full = warps[-1] - warps[0] + 1 == len(warps) and bool(np.all(masks == FULL_MASK))
+        if full:
             sel = slice(int(warps[0]) * WARP_SIZE, (int(warps[-1]) + 1) * WARP_SIZE)
         else:
-            bits = (masks[:, None] & _LANE_BITS) != 0
-            sel = (warps[:, None] * WARP_SIZE + np.arange(WARP_SIZE))[bits]
-        step = Step(state, sel, warps, masks, self.recorder, start)
+            count = stacks.active_threads(warps, masks, self._threads)
+            sel = self._threads[:count].copy()
+        step = Step(state, sel, warps, masks, self.recorder, start, full)
         length = end - start
         self.recorder.run(warps, start, length, masks, state.warp_instructions[warps])
+        last = end - 1
         pc = start
         try:
-            for pc in range(start, end):
-                kind = program.control[pc]
-                if kind == _PLAIN:
-                    self._execute(pc, step)
-                elif kind == _BRANCH:
-                    self._branch(pc, step)
-                elif kind == _EXIT:
-                    self._exit(pc, step)
-                else:
-                    self._barrier(pc, step)
+            for pc in range(start, last):
+                self._execute(pc, step)
+            pc = last
+            kind = int(program.control[last])
+            taken = self._no_lanes
+            if kind == stacks.PLAIN:
+                self._execute(last, step)
+            elif kind in (stacks.BRANCH, stacks.EXIT):
+                taken = self._lanes_taken(last, step)
         except NdpsimError as exc:
             inst = program.function.instructions[pc]
             raise type(exc)(f"{inst.location}: in `{inst.text}`: {exc}") from None
         state.warp_instructions[warps] += length
-        if program.control[end - 1] == _PLAIN:
-            self.stack_pc[warps, self.sp[warps] - 1] = end
-        self._reconverge(warps)
-        if program.control[end - 1] in (_EXIT, _BARRIER):
-            self._release_barriers()
+        if kind == stacks.BRANCH and self.depth < int(self.sp[warps].max()) + 2:
+            self._grow(int(self.sp[warps].max()) + 2)
+        stacks.finish_run(
+            warps, masks, kind, last, int(program.branch_target[last]),
+            int(program.reconvergence[last]), taken, self.stack_pc, self.stack_rpc,
+            self.stack_mask, self.sp, self.status, self.pc, self.end_pc,
+        )  # fmt: skip
+        if kind in (stacks.EXIT, stacks.BARRIER):
+            stacks.release_barriers(self.status, self.warps_per_cta)
 
-    def _guarded(self, pc: int, step: Step) -> Step | None:
-        """The step restricted to lanes whose guard holds (None if no lane's does)."""
+    def _guard(self, pc: int, step: Step) -> np.ndarray | None:
+        """Per selected lane, whether the guard of ``pc`` holds (None if unguarded)."""
         gi = self.program.guard_index[pc]
         if gi < 0:
-            return step
-        guard = self.state.regs[gi][step.sel]
-        if self.program.guard_negated[pc]:
-            guard = ~guard
-        if guard.all():
-            return step
-        if not guard.any():
             return None
-        return Step(step.state, step.threads()[guard], step.warps, step.masks, step.recorder,
-                    step.block_start)  # fmt: skip
+        guard = self.state.regs[gi][step.sel]
+        return ~guard if self.program.guard_negated[pc] else guard
 
     def _execute(self, pc: int, step: Step) -> None:
-        guarded = self._guarded(pc, step)
-        if guarded is not None:
-            self.program.executors[pc](guarded)  # type: ignore[misc]
+        guard = self._guard(pc, step)
+        if guard is None or guard.all():
+            self.program.executors[pc](step)  # type: ignore[misc]
+        elif guard.any():
+            sub = Step(step.state, step.threads()[guard], step.warps, step.masks, step.recorder,
+                       step.block_start, False)  # fmt: skip
+            self.program.executors[pc](sub)  # type: ignore[misc]
 
-    def _lane_masks(self, step: Step, values: np.ndarray) -> np.ndarray:
-        """Per-warp uint32 masks of the selected lanes where ``values`` (per lane) is true."""
-        if isinstance(step.sel, slice):
-            return (values.reshape(-1, WARP_SIZE) * _LANE_BITS).sum(axis=1, dtype=np.uint64)\
-                .astype(np.uint32)  # fmt: skip
-        threads = step.sel
-        warp = threads // WARP_SIZE
-        chunk = np.searchsorted(step.warps, warp)
-        out = np.zeros(len(step.warps), dtype=np.uint32)
-        np.bitwise_or.at(out, chunk[values], _LANE_BITS[threads[values] % WARP_SIZE])
-        return out
-
-    def _branch(self, pc: int, step: Step) -> None:
-        program = self.program
-        warps = step.warps
-        top = self.sp[warps] - 1
-        target = program.branch_target[pc]
-        gi = program.guard_index[pc]
-        if gi < 0:
-            self.stack_pc[warps, top] = target
-            return
-        guard = self.state.regs[gi][step.sel]
-        if program.guard_negated[pc]:
-            guard = ~guard
-        taken = self._lane_masks(step, guard)
-        not_taken = step.masks & ~taken
-        all_taken = not_taken == 0
-        none_taken = taken == 0
-        divergent = ~(all_taken | none_taken)
-        self.stack_pc[warps[all_taken], top[all_taken]] = target
-        self.stack_pc[warps[none_taken], top[none_taken]] = pc + 1
-        if divergent.any():
-            w = warps[divergent]
-            depth = self.sp[w]
-            self._ensure_depth(int(depth.max()) + 2)
-            reconverge = program.reconvergence[pc]
-            self.stack_pc[w, depth - 1] = reconverge
-            # Taken path below, fall-through on top: it runs first, usually with other warps.
-            self.stack_pc[w, depth] = target
-            self.stack_rpc[w, depth] = reconverge
-            self.stack_mask[w, depth] = taken[divergent]
-            self.stack_pc[w, depth + 1] = pc + 1
-            self.stack_rpc[w, depth + 1] = reconverge
-            self.stack_mask[w, depth + 1] = not_taken[divergent]
-            self.sp[w] += 2
-
-    def _exit(self, pc: int, step: Step) -> None:
-        warps = step.warps
-        guarded = self._guarded(pc, step)
-        if guarded is None:
-            self.stack_pc[warps, self.sp[warps] - 1] = pc + 1
-            return
-        if guarded is step:
-            leaving = step.masks
-        else:
-            values = np.zeros(step.count, dtype=bool)
-            values[np.searchsorted(step.threads(), guarded.threads())] = True
-            leaving = self._lane_masks(step, values)
-        self.stack_mask[warps] &= ~leaving[:, None]
-        self.stack_pc[warps, self.sp[warps] - 1] = pc + 1
-
-    def _barrier(self, pc: int, step: Step) -> None:
-        warps = step.warps
-        self.stack_pc[warps, self.sp[warps] - 1] = pc + 1
-        self.status[warps] = _WAITING
-
-    def _reconverge(self, warps: np.ndarray) -> None:
-        """Pop finished stack entries (reached their reconvergence pc, or no lanes left)."""
-        live = warps
-        while len(live):
-            top = self.sp[live] - 1
-            pop = (self.stack_pc[live, top] == self.stack_rpc[live, top]) | (
-                self.stack_mask[live, top] == 0
-            )
-            if not pop.any():
-                break
-            popped = live[pop]
-            self.sp[popped] -= 1
-            finished = popped[self.sp[popped] == 0]
-            self.status[finished] = _DONE
-            live = popped[self.sp[popped] > 0]
-        alive = warps[self.sp[warps] > 0]
-        self.pc[alive] = self.stack_pc[alive, self.sp[alive] - 1]
-        if self.status[warps].max(initial=0) == _DONE:
-            self.pc[warps[self.status[warps] == _DONE]] = self.end_pc
-
-    def _release_barriers(self) -> bool:
-        """Release every CTA whose live warps all wait at a barrier; True if any was."""
-        status = self.status.reshape(-1, self.warps_per_cta)
-        waiting = status == _WAITING
-        ready = np.all(waiting | (status == _DONE), axis=1) & np.any(waiting, axis=1)
-        if not ready.any():
-            return False
-        status[ready] = np.where(waiting[ready], _RUNNING, status[ready])
-        return True
+    def _lanes_taken(self, pc: int, step: Step) -> np.ndarray:
+        """Per warp, the lanes for which a branch is taken or a return happens."""
+        guard = self._guard(pc, step)
+        if guard is None:
+            return step.masks
+        if step.full:
+            bits = guard.reshape(-1, WARP_SIZE) * _LANE_BITS
+            return bits.sum(axis=1, dtype=np.uint64).astype(np.uint32)
+        return stacks.lane_masks(step.warps, step.threads(), guard)
 
     def _deadlock(self) -> None:
         status = self.status.reshape(-1, self.warps_per_cta)
-        cta = int(np.flatnonzero(np.any(status == _WAITING, axis=1))[0])
-        stuck = [int(w) for w in np.flatnonzero(status[cta] == _RUNNING)]
+        cta = int(np.flatnonzero(np.any(status == stacks.WAITING, axis=1))[0])
+        stuck = [int(w) for w in np.flatnonzero(status[cta] == stacks.RUNNING)]
         raise SimulationError(
             f"kernel {self.program.function.name!r} deadlocked: CTA {cta} has warps waiting at "
             f"a barrier that warps {stuck or 'none'} can never reach"
         )
 
-    def _ensure_depth(self, depth: int) -> None:
-        current = self.stack_pc.shape[1]
-        if depth <= current:
-            return
-        grow = max(depth, 2 * current) - current
+    def _grow(self, depth: int) -> None:
+        grow = max(depth, 2 * self.depth) - self.depth
         pad = ((0, 0), (0, grow))
         self.stack_pc = np.pad(self.stack_pc, pad)
         self.stack_rpc = np.pad(self.stack_rpc, pad)
         self.stack_mask = np.pad(self.stack_mask, pad)
+        self.depth += grow
 
 
 # --------------------------------------------------------------------------------- launch

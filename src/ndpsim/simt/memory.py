@@ -9,11 +9,13 @@ to its size, raises :class:`MemoryAccessError` instead of reading garbage.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 import numpy as np
 
 from ndpsim.errors import MemoryAccessError, NdpsimError
+from ndpsim.simt.checks import span
 
 #: Device addresses start here (above 4 GiB, so pointers need 64 bits as on real GPUs).
 BASE_ADDRESS = 0x1_0000_0000
@@ -49,6 +51,7 @@ class DeviceMemory:
         self._allocations: list[Allocation] = []
         self._starts = np.zeros(0, dtype=np.uint64)
         self._ends = np.zeros(0, dtype=np.uint64)
+        self._start_list: list[int] = []
 
     # ------------------------------------------------------------------------ host side API
     def alloc(self, size_bytes: int, name: str | None = None) -> int:
@@ -70,6 +73,7 @@ class DeviceMemory:
         self._allocations.append(allocation)
         self._starts = np.array([a.address for a in self._allocations], dtype=np.uint64)
         self._ends = np.array([a.end for a in self._allocations], dtype=np.uint64)
+        self._start_list.append(address)
         return address
 
     def to_device(self, array: np.ndarray, name: str | None = None) -> int:
@@ -101,7 +105,7 @@ class DeviceMemory:
 
     def allocation_at(self, address: int) -> Allocation | None:
         """The allocation containing ``address``, if any."""
-        i = int(np.searchsorted(self._starts, np.uint64(address), side="right")) - 1
+        i = bisect.bisect_right(self._start_list, address) - 1
         if i >= 0 and address < self._allocations[i].end:
             return self._allocations[i]
         return None
@@ -134,26 +138,25 @@ class DeviceMemory:
         usable = self._image.size - self._image.size % np.dtype(dtype).itemsize
         return self._image[:usable].view(dtype)
 
-    def element_indices(self, addresses: np.ndarray, access_bytes: int, element_bytes: int):
-        """Indices into :meth:`typed_view` of ``element_bytes``-wide elements for accesses of
-        ``access_bytes`` at ``addresses`` (uint64), after checking bounds and alignment."""
+    def byte_offsets(self, addresses: np.ndarray, access_bytes: int) -> np.ndarray:
+        """Offsets into the image (as int64) of accesses of ``access_bytes`` at ``addresses``
+        (uint64), after checking bounds and alignment."""
         if addresses.size == 0:
-            return np.zeros(0, dtype=np.intp)
+            return np.zeros(0, dtype=np.int64)
         self.check(addresses, access_bytes)
-        return ((addresses - np.uint64(BASE_ADDRESS)) // np.uint64(element_bytes)).astype(np.intp)
+        return (addresses - np.uint64(BASE_ADDRESS)).view(np.int64)
 
     def check(self, addresses: np.ndarray, access_bytes: int) -> None:
         """Raise :class:`MemoryAccessError` unless every access lies in one allocation and is
         aligned to its size."""
-        if access_bytes > 1 and np.any(addresses & np.uint64(access_bytes - 1)):
-            bad = int(addresses[np.flatnonzero(addresses & np.uint64(access_bytes - 1))[0]])
+        lo, hi, misaligned = span(addresses, np.uint64(access_bytes))
+        if misaligned >= 0:
             raise MemoryAccessError(
-                f"misaligned {access_bytes}-byte access at address {bad:#x}"
+                f"misaligned {access_bytes}-byte access at address {int(addresses[misaligned]):#x}"
             )
-        lo = int(addresses.min())
-        hi = int(addresses.max()) + access_bytes
-        first = self.allocation_at(lo)
-        if first is not None and hi <= first.end:
+        lo, hi = int(lo), int(hi)
+        i = bisect.bisect_right(self._start_list, lo) - 1
+        if i >= 0 and hi <= self._allocations[i].end:
             return  # the common case: one allocation holds every lane's access
         if not self._allocations:
             raise MemoryAccessError(

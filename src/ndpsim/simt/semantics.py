@@ -55,17 +55,20 @@ _INT_ROUNDING = ("rni", "rzi", "rmi", "rpi")
 
 
 class Step:
-    """The threads an instruction runs for: ``sel`` indexes every per-thread column."""
+    """The threads an instruction runs for: ``sel`` indexes every per-thread column. ``full``
+    says ``sel`` is a slice covering every lane of the consecutive warps ``warps``."""
 
-    __slots__ = ("block_start", "masks", "recorder", "sel", "state", "warps")
+    __slots__ = ("_threads", "block_start", "full", "masks", "recorder", "sel", "state", "warps")
 
-    def __init__(self, state, sel, warps, masks, recorder, block_start):
+    def __init__(self, state, sel, warps, masks, recorder, block_start, full=False):
         self.state = state
         self.sel = sel
         self.warps = warps
         self.masks = masks
         self.recorder = recorder
         self.block_start = block_start
+        self.full = full
+        self._threads = None
 
     @property
     def count(self) -> int:
@@ -73,10 +76,13 @@ class Step:
         return sel.stop - sel.start if isinstance(sel, slice) else len(sel)
 
     def threads(self) -> np.ndarray:
-        sel = self.sel
-        if isinstance(sel, slice):
-            return np.arange(sel.start, sel.stop, dtype=np.int64)
-        return sel
+        """Thread indices of the selected lanes, ascending."""
+        if self._threads is None:
+            sel = self.sel
+            self._threads = (
+                np.arange(sel.start, sel.stop, dtype=np.int64) if isinstance(sel, slice) else sel
+            )
+        return self._threads
 
 
 # -------------------------------------------------------------------------------- atomics
@@ -998,9 +1004,9 @@ class _Location:
 def _locate(s: Step, space: Space, addresses: np.ndarray, size: int) -> list[_Location]:
     st = s.state
     if space in (Space.GLOBAL, Space.CONST):
-        index = st.memory.element_indices(addresses, size, 1)
+        index = st.memory.byte_offsets(addresses, size)
         kind = MemorySpace.CONST if space is Space.CONST else MemorySpace.GLOBAL
-        return [_Location(kind, st.memory.typed_view(np.uint8), None, addresses, index)]
+        return [_Location(kind, st.device_view(np.uint8), None, addresses, index)]
     if space is Space.SHARED:
         index = _window_index(s, addresses, size, shared=True)
         return [_Location(MemorySpace.SHARED, st.shared, None, addresses, index)]
@@ -1132,13 +1138,15 @@ def _store(d: Decoder, inst: Instruction) -> Executor:
     pc = inst.pc
 
     def store(s):
-        values = [np.broadcast_to(r(s), (s.count,)) for r in readers]
+        values = [r(s) for r in readers]
         for loc in _locate(s, space, address(s), access_bytes):
             loc.record(s, pc, access_bytes, MemoryKind.STORE)
             view = loc.image.view(dtype)
             base_index = loc.byte_index // element_bytes
             for k, v in enumerate(values):
-                view[base_index + k] = v if loc.lanes is None else v[loc.lanes]
+                if loc.lanes is not None and np.ndim(v):
+                    v = v[loc.lanes]
+                view[base_index + k if k else base_index] = v
 
     return store
 

@@ -1,0 +1,250 @@
+"""What a workload is: CUDA kernels (as committed PTX), seeded inputs, a host program, and a
+NumPy reference that the interpreted outputs must match.
+
+A workload class states its parameters for each size (``tiny`` for tests, ``small`` by default,
+``paper`` for reproductions), draws its inputs from a seeded generator, and runs its launch
+sequence on a :class:`Device` (the host side of CUDA: copies and launches, including host loops
+that read results back). Registering is one decorator line; the registry is filled by importing
+the package, so adding a workload is adding one module.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ndpsim.errors import WorkloadError
+from ndpsim.frontend.ir import Module
+from ndpsim.ptx import load_module
+from ndpsim.simt.interpreter import DEFAULT_CHUNK_THREADS, launch
+from ndpsim.simt.memory import DeviceMemory
+from ndpsim.trace.trace import Trace
+
+SIZES = ("tiny", "small", "paper")
+KERNEL_DIR = Path(__file__).parent / "kernels"
+
+
+@cache
+def kernel_module(name: str) -> Module:
+    """The committed PTX module ``kernels/<name>.ptx``, parsed and decoded once per process."""
+    path = KERNEL_DIR / f"{name}.ptx"
+    if not path.exists():
+        raise WorkloadError(f"no PTX for kernel module {name!r} (looked for {path})")
+    return load_module(path)
+
+
+class Device:
+    """The host's view of a GPU: allocations, copies and kernel launches, each traced."""
+
+    def __init__(
+        self,
+        module: Module,
+        memory: DeviceMemory | None = None,
+        *,
+        record: bool = True,
+        chunk_threads: int = DEFAULT_CHUNK_THREADS,
+    ):
+        self.module = module
+        self.memory = memory or DeviceMemory()
+        self.record = record
+        self.chunk_threads = chunk_threads
+        self.traces: list[Trace] = []
+
+    def to_device(self, array: np.ndarray, name: str) -> int:
+        return self.memory.to_device(np.ascontiguousarray(array), name)
+
+    def alloc(self, size_bytes: int, name: str) -> int:
+        return self.memory.alloc(size_bytes, name)
+
+    def zeros(self, count: int, dtype, name: str) -> int:
+        return self.memory.alloc(int(count) * np.dtype(dtype).itemsize, name)
+
+    def from_device(self, address: int, dtype, count: int) -> np.ndarray:
+        return self.memory.from_device(address, dtype, count)
+
+    def write(self, address: int, array: np.ndarray) -> None:
+        self.memory.write(address, np.ascontiguousarray(array))
+
+    def launch(self, kernel: str, grid, block, args: Sequence, shared_bytes: int = 0) -> Trace:
+        trace = launch(
+            self.module, kernel, grid, block, args, self.memory,
+            shared_bytes=shared_bytes, chunk_threads=self.chunk_threads, record=self.record,
+        )  # fmt: skip
+        self.traces.append(trace)
+        return trace
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """How the interpreted outputs compare with the reference."""
+
+    passed: bool
+    detail: str
+
+
+class Workload(ABC):
+    """A kernel suite entry. Subclasses set the class attributes and the three methods."""
+
+    name: ClassVar[str]  # short name used everywhere: "vadd", "bfs" ...
+    title: ClassVar[str]  # one line for tables
+    papers: ClassVar[tuple[str, ...]] = ()  # which papers' suites use it
+    module: ClassVar[str] = ""  # PTX module in kernels/ (defaults to ``name``)
+    sizes: ClassVar[dict[str, dict[str, Any]]]  # parameters of each size
+    rtol: ClassVar[float] = 1e-5  # float tolerance of the reference check
+    atol: ClassVar[float] = 1e-6
+
+    def __init__(self, size: str = "small", seed: int = 0):
+        if size not in self.sizes:
+            raise WorkloadError(
+                f"workload {self.name!r} has no size {size!r}; expected one of "
+                f"{', '.join(self.sizes)}"
+            )
+        self.size = size
+        self.seed = seed
+        self.params = dict(self.sizes[size])
+
+    @property
+    def module_name(self) -> str:
+        return self.module or self.name
+
+    def rng(self) -> np.random.Generator:
+        """The generator of this workload's inputs: the same for the same seed."""
+        return np.random.default_rng([self.seed, sum(self.name.encode())])
+
+    @abstractmethod
+    def inputs(self, rng: np.random.Generator) -> dict[str, Any]:
+        """Host inputs, drawn from ``rng``."""
+
+    @abstractmethod
+    def run(self, device: Device, inputs: dict[str, Any]) -> dict[str, np.ndarray]:
+        """The host program: copy inputs, launch kernels (possibly in a loop), read outputs."""
+
+    @abstractmethod
+    def reference(self, inputs: dict[str, Any]) -> dict[str, np.ndarray]:
+        """The expected outputs, computed with NumPy."""
+
+    def check(self, outputs: dict[str, np.ndarray], expected: dict[str, np.ndarray]) -> CheckResult:
+        """Integers must match exactly, floats within ``rtol``/``atol``."""
+        problems = []
+        for key, want in expected.items():
+            got = outputs.get(key)
+            if got is None:
+                problems.append(f"{key}: missing")
+                continue
+            want = np.asarray(want)
+            got = np.asarray(got)
+            if got.shape != want.shape:
+                problems.append(f"{key}: shape {got.shape}, expected {want.shape}")
+                continue
+            if want.dtype.kind == "f":
+                close = np.isclose(got, want, rtol=self.rtol, atol=self.atol)
+                if not close.all():
+                    bad = int(np.flatnonzero(~close.reshape(-1))[0])
+                    problems.append(
+                        f"{key}: {int((~close).sum())} of {close.size} differ, first at "
+                        f"{bad}: {got.reshape(-1)[bad]!r} vs {want.reshape(-1)[bad]!r}"
+                    )
+            elif not np.array_equal(got, want):
+                diff = got.reshape(-1) != want.reshape(-1)
+                bad = int(np.flatnonzero(diff)[0])
+                problems.append(
+                    f"{key}: {int(diff.sum())} of {diff.size} differ, first at {bad}: "
+                    f"{got.reshape(-1)[bad]!r} vs {want.reshape(-1)[bad]!r}"
+                )
+        if problems:
+            return CheckResult(False, "; ".join(problems))
+        return CheckResult(True, "matches reference")
+
+
+@dataclass
+class WorkloadRun:
+    """Everything one execution of a workload produced."""
+
+    workload: Workload
+    traces: list[Trace]
+    outputs: dict[str, np.ndarray]
+    check: CheckResult
+    seconds: float
+    memory: DeviceMemory = field(repr=False)
+
+    @property
+    def threads(self) -> int:
+        return sum(t.info.num_ctas * t.info.threads_per_cta for t in self.traces)
+
+    @property
+    def num_warp_instructions(self) -> int:
+        return sum(t.num_warp_instructions for t in self.traces)
+
+    @property
+    def num_thread_instructions(self) -> int:
+        return sum(t.num_thread_instructions for t in self.traces)
+
+    @property
+    def num_memory_accesses(self) -> int:
+        return sum(t.num_memory_accesses for t in self.traces)
+
+
+_REGISTRY: dict[str, type[Workload]] = {}
+
+
+def register(cls: type[Workload]) -> type[Workload]:
+    """Class decorator adding a workload to the suite under ``cls.name``."""
+    if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
+        raise WorkloadError(f"two workloads are named {cls.name!r}")
+    missing = [s for s in SIZES if s not in cls.sizes]
+    if missing:
+        raise WorkloadError(f"workload {cls.name!r} does not define sizes {missing}")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def workload_names() -> list[str]:
+    _load_all()
+    return sorted(_REGISTRY)
+
+
+def get_workload(name: str) -> type[Workload]:
+    _load_all()
+    key = name.lower()
+    if key not in _REGISTRY:
+        raise WorkloadError(
+            f"unknown workload {name!r}; the suite has: {', '.join(sorted(_REGISTRY))}"
+        )
+    return _REGISTRY[key]
+
+
+def run_workload(
+    name: str,
+    size: str = "small",
+    seed: int = 0,
+    *,
+    record: bool = True,
+    chunk_threads: int = DEFAULT_CHUNK_THREADS,
+) -> WorkloadRun:
+    """Generate inputs, interpret the launch sequence, and check the outputs."""
+    workload = get_workload(name)(size, seed)
+    inputs = workload.inputs(workload.rng())
+    device = Device(kernel_module(workload.module_name), record=record, chunk_threads=chunk_threads)
+    start = time.perf_counter()
+    outputs = workload.run(device, inputs)
+    seconds = time.perf_counter() - start
+    check = workload.check(outputs, workload.reference(inputs))
+    return WorkloadRun(workload, device.traces, outputs, check, seconds, device.memory)
+
+
+def _load_all() -> None:
+    import importlib
+    import pkgutil
+
+    import ndpsim.workloads as package
+
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.name not in ("base", "generators"):
+            importlib.import_module(f"ndpsim.workloads.{info.name}")

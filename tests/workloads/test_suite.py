@@ -1,0 +1,50 @@
+"""Contract tests run over every registered workload."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import numpy as np
+import pytest
+
+from ndpsim.workloads import SIZES, get_workload, run_workload, workload_names
+from ndpsim.workloads.base import KERNEL_DIR
+
+NAMES = workload_names()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_interpreted_outputs_match_the_numpy_reference(name):
+    run = run_workload(name, "tiny")
+    assert run.check.passed, run.check.detail
+    assert run.num_warp_instructions > 0
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_same_seed_gives_the_same_trace(name):
+    first = run_workload(name, "tiny", seed=3)
+    second = run_workload(name, "tiny", seed=3)
+    assert len(first.traces) == len(second.traces)
+    for a, b in zip(first.traces, second.traces, strict=True):
+        assert np.array_equal(a.run_mask, b.run_mask)
+        assert np.array_equal(a.addresses, b.addresses)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_workload_declares_every_size_and_a_kernel_module(name):
+    cls = get_workload(name)
+    assert set(SIZES) <= set(cls.sizes)
+    module = cls("tiny").module_name
+    assert (KERNEL_DIR / f"{module}.cu").exists()
+    assert (KERNEL_DIR / f"{module}.ptx").exists()
+
+
+@pytest.mark.parametrize("cu", sorted(KERNEL_DIR.glob("*.cu")), ids=lambda p: p.stem)
+def test_committed_ptx_was_generated_from_the_current_source(cu):
+    header = cu.with_suffix(".ptx").read_text().splitlines()[0]
+    match = re.search(r"sha256=([0-9a-f]{64})", header)
+    assert match, f"{cu.with_suffix('.ptx').name} lacks the header of scripts/regenerate_ptx.py"
+    assert match.group(1) == hashlib.sha256(cu.read_bytes()).hexdigest(), (
+        f"{cu.name} changed: run scripts/regenerate_ptx.py {cu.stem}"
+    )
