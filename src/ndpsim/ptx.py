@@ -1,13 +1,13 @@
 """The public API for PTX: load a module, give it device memory, launch kernels, get traces.
 
-    from ndpsim.ptx import load_module, DeviceMemory, launch
-    mod = load_module("k.ptx")
-    mem = DeviceMemory()
-    x = mem.to_device(np.arange(1024, dtype=np.float32))
-    y = mem.alloc(1024 * 4)
-    trace = launch(mod, "kernel", grid=(4, 1, 1), block=(256, 1, 1),
-                   args=[x, y, np.int32(1024)], memory=mem)
-    out = mem.from_device(y, np.float32, 1024)
+from ndpsim.ptx import load_module, DeviceMemory, launch
+mod = load_module("k.ptx")
+mem = DeviceMemory()
+x = mem.to_device(np.arange(1024, dtype=np.float32))
+y = mem.alloc(1024 * 4)
+trace = launch(mod, "kernel", grid=(4, 1, 1), block=(256, 1, 1),
+               args=[x, y, np.int32(1024)], memory=mem)
+out = mem.from_device(y, np.float32, 1024)
 """
 
 from __future__ import annotations
@@ -48,5 +48,5 @@ def load_module(path: str | Path) -> Module:
     """
     module = parse_ptx_file(path)
     for function in module.kernels:
-        compile_program(function)
+        compile_program(function, module)
     return module

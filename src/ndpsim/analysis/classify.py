@@ -163,4 +163,3 @@ def classify(cfg: ControlFlowGraph, defuse: DefUse) -> tuple[InstructionClass, .
             cls = InstructionClass(cls.kind, cls.space, cls.access, role)
         out.append(cls)
     return tuple(out)
-

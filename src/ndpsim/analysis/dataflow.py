@@ -72,9 +72,7 @@ class Liveness:
     def live_after(self, pc: int) -> frozenset[str]:
         """Registers live just after instruction ``pc`` (on any outgoing path)."""
         n = self.cfg.num_instructions
-        return frozenset().union(
-            *(self._before[s] for s in self.cfg.pc_successors[pc] if s < n)
-        )
+        return frozenset().union(*(self._before[s] for s in self.cfg.pc_successors[pc] if s < n))
 
     def range_live_in(self, start: int, end: int) -> frozenset[str]:
         """Registers whose value on entry to ``[start, end)`` may be read inside the range.
@@ -122,7 +120,9 @@ class DefUse:
         insts = cfg.function.instructions
         n_blocks = len(cfg)
 
-        def transfer(block_index: int, state: dict[str, frozenset[int]]) -> dict[str, frozenset[int]]:
+        def transfer(
+            block_index: int, state: dict[str, frozenset[int]]
+        ) -> dict[str, frozenset[int]]:
             cur = dict(state)
             for pc in cfg[block_index].pcs:
                 inst = insts[pc]

@@ -236,9 +236,7 @@ class _LoopAnalyzer:
             register, step, update_pc, after = found
             cmp = comparison if side == 0 else _SWAPPED[comparison]
             start = self.start_value(register, blocks)
-            return InductionVariable(
-                register, start, step, bound, cmp, after, update_pc, setp.pc
-            )
+            return InductionVariable(register, start, step, bound, cmp, after, update_pc, setp.pc)
         return None
 
     def induction_from(self, name: str, compare_pc: int, blocks):
@@ -320,8 +318,10 @@ def find_loops(cfg: ControlFlowGraph, dom: Dominance, defuse: DefUse) -> tuple[L
         kind = TripCountKind.DYNAMIC
         static = None
         if induction is not None and len(latches[header]) == 1:
-            if induction.start.is_constant and induction.step.is_constant and (
-                induction.bound.is_constant
+            if (
+                induction.start.is_constant
+                and induction.step.is_constant
+                and (induction.bound.is_constant)
             ):
                 static = induction.trip_count()
                 kind = TripCountKind.STATIC if static is not None else TripCountKind.DYNAMIC

@@ -160,7 +160,7 @@ Operand = Register | SpecialRegister | Immediate | Symbol | Address | Sink | Vec
 
 
 def registers_in(operand: Operand) -> tuple[str, ...]:
-    """Names of the virtual registers an operand mentions (address bases and vector elements too)."""
+    """Names of the virtual registers an operand mentions (address bases, vector elements)."""
     match operand:
         case Register(name=name):
             return (name,)
@@ -293,7 +293,7 @@ class Variable:
 
 @dataclass(frozen=True, slots=True)
 class Parameter:
-    """A kernel parameter in the ``.param`` space, laid out at ``offset`` in the parameter buffer."""
+    """A kernel parameter, placed at ``offset`` in the kernel's parameter buffer."""
 
     name: str
     type: PtxType

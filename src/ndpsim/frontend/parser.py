@@ -40,20 +40,20 @@ from ndpsim.frontend.ir import (
 #: opcodes inside it that the interpreter cannot execute are rejected when a module is loaded.
 PTX_OPCODES = frozenset(
     """abs activemask add addc alloca and applypriority atom bar barrier bfe bfi bfind bmsk bra
-    brev brkpt brx call clz cnot copysign cos cp createpolicy cvt cvta discard div dp2a dp4a elect
-    ex2 exit fence fma fns getctarank griddepcontrol isspacep istypep ld ldmatrix ldu lg2 lop3 mad
-    mad24 madc mapa match max mbarrier membar min mma mov movmatrix mul mul24 multimem nanosleep
-    neg not or pmevent popc prefetch prefetchu prmt rcp red redux rem ret rsqrt sad selp set
-    setmaxnreg setp shf shfl shl shr sin slct sqrt st stackrestore stacksave stmatrix sub subc suld
-    suq sured sust szext tanh testp tex tld4 trap txq vabsdiff vadd vmad vmax vmin vote vset vshl
-    vshr vsub wgmma wmma xor""".split()
+    brev brkpt brx call clz cnot copysign cos cp createpolicy cvt cvta discard div dp2a dp4a
+    elect ex2 exit fence fma fns getctarank griddepcontrol isspacep istypep ld ldmatrix ldu lg2
+    lop3 mad mad24 madc mapa match max mbarrier membar min mma mov movmatrix mul mul24 multimem
+    nanosleep neg not or pmevent popc prefetch prefetchu prmt rcp red redux rem ret rsqrt sad
+    selp set setmaxnreg setp shf shfl shl shr sin slct sqrt st stackrestore stacksave stmatrix
+    sub subc suld suq sured sust szext tanh testp tex tld4 trap txq vabsdiff vadd vmad vmax
+    vmin vote vset vshl vshr vsub wgmma wmma xor""".split()  # noqa: SIM905
 )
 
 #: Special (hardware) registers; any other ``%name`` is a virtual register.
 SPECIAL_REGISTERS = frozenset(
     """tid ntid ctaid nctaid laneid warpid nwarpid smid nsmid gridid clock clock64 clock_hi
     lanemask_eq lanemask_le lanemask_lt lanemask_ge lanemask_gt globaltimer globaltimer_lo
-    globaltimer_hi total_smem_size dynamic_smem_size aggr_smem_size""".split()
+    globaltimer_hi total_smem_size dynamic_smem_size aggr_smem_size""".split()  # noqa: SIM905
 )
 
 _TOKEN_RE = re.compile(
@@ -74,9 +74,9 @@ _TOKEN_RE = re.compile(
 
 _LINE_DIRECTIVES = frozenset({".version", ".target", ".address_size", ".file", ".loc"})
 _PERF_DIRECTIVES = frozenset(
-    {".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg", ".maxclusterrank",
-     ".reqnctapercluster", ".explicitcluster", ".noreturn", ".abi_preserve", ".abi_preserve_control"}
-)  # fmt: skip
+    """.maxntid .reqntid .minnctapersm .maxnctapersm .maxnreg .maxclusterrank .reqnctapercluster
+    .explicitcluster .noreturn .abi_preserve .abi_preserve_control""".split()  # noqa: SIM905
+)
 _LINKAGE = frozenset({".visible", ".extern", ".weak", ".common"})
 
 
@@ -560,13 +560,8 @@ class _Parser:
         assert tok is not None
         if tok.kind == "word":
             self.next()
-            if tok.text.startswith("%"):
-                base = Register(tok.text)
-            else:
-                base = Symbol(tok.text)
-            if self.accept("+"):
-                offset = self.integer()
-            elif self.at("-"):
+            base = Register(tok.text) if tok.text.startswith("%") else Symbol(tok.text)
+            if self.accept("+") or self.at("-"):
                 offset = self.integer()
         else:
             offset = self.integer()

@@ -25,9 +25,9 @@ from ndpsim.errors import (
     SimulationError,
     UnsupportedInstruction,
 )
-from ndpsim.frontend.ir import Function, Module, Space
-from ndpsim.simt.memory import DeviceMemory
+from ndpsim.frontend.ir import Address, Function, Module, Space, Symbol, Variable
 from ndpsim.simt import stacks
+from ndpsim.simt.memory import DeviceMemory
 from ndpsim.simt.semantics import Decoder, Executor, Step
 from ndpsim.simt.state import FULL_MASK, WARP_SIZE, ChunkGeometry, ThreadState
 from ndpsim.simt.values import integer_bits, numpy_dtype
@@ -38,6 +38,10 @@ _LANES = np.arange(WARP_SIZE, dtype=np.int64)
 
 #: Default cap on threads interpreted together (registers take ~4-8 bytes each per thread).
 DEFAULT_CHUNK_THREADS = 1 << 17
+
+#: A launch executing more warp-instructions than this is stopped as a runaway (TOM ran its
+#: workloads "to completion or for 2 billion instructions").
+DEFAULT_INSTRUCTION_LIMIT = 2_000_000_000
 
 
 @dataclass(frozen=True)
@@ -81,9 +85,26 @@ def _layout(variables, start: int = 0) -> tuple[dict[str, int], int, int]:
     return offsets, offset, max_align
 
 
-def compile_program(function: Function) -> Program:
-    """Decode a function for execution (cached); raises :class:`UnsupportedInstruction` for
-    anything the interpreter cannot run, naming its location."""
+def _shared_variables(function: Function, module: Module) -> list[Variable]:
+    """The function's own shared variables and the module-scope ones it names (nvcc declares
+    ``extern __shared__`` arrays at module scope)."""
+    named = {
+        op.name if isinstance(op, Symbol) else op.base.name
+        for inst in function.instructions
+        for op in inst.operands
+        if isinstance(op, Symbol) or (isinstance(op, Address) and isinstance(op.base, Symbol))
+    }
+    own = function.variables_in(Space.SHARED)
+    scoped = [
+        v for v in module.variables.values()
+        if v.space is Space.SHARED and v.name in named and v.name not in function.variables
+    ]  # fmt: skip
+    return own + scoped
+
+
+def compile_program(function: Function, module: Module) -> Program:
+    """Decode a function of ``module`` for execution (cached); raises
+    :class:`UnsupportedInstruction` for anything the interpreter cannot run, naming where."""
     program = _PROGRAMS.get(function)
     if program is not None:
         return program
@@ -101,8 +122,9 @@ def compile_program(function: Function) -> Program:
             )
         register_index[name] = len(register_dtypes)
         register_dtypes.append(dtype)
-    static_shared = [v for v in function.variables_in(Space.SHARED) if not v.extern]
-    extern_shared = [v for v in function.variables_in(Space.SHARED) if v.extern]
+    shared = _shared_variables(function, module)
+    static_shared = [v for v in shared if not v.extern]
+    extern_shared = [v for v in shared if v.extern]
     shared_offsets, shared_end, shared_align = _layout(static_shared)
     for var in extern_shared:  # dynamic shared memory starts after the static variables
         shared_align = max(shared_align, var.align, 16)
@@ -218,7 +240,7 @@ class TraceRecorder:
         def gather(parts, i, dtype):
             if not parts:
                 return np.zeros(0, dtype=dtype)
-            return (np.concatenate([p[i] for p in parts]).astype(dtype, copy=False))
+            return np.concatenate([p[i] for p in parts]).astype(dtype, copy=False)
 
         def expand(parts, counts, i, dtype):
             values = np.array([p[i] for p in parts], dtype=dtype)
@@ -262,8 +284,9 @@ class _NullRecorder(TraceRecorder):
 class _ChunkRunner:
     """Runs one chunk of CTAs to completion."""
 
-    def __init__(self, program: Program, state: ThreadState, recorder: TraceRecorder):
+    def __init__(self, program: Program, state: ThreadState, recorder: TraceRecorder, budget: int):
         self.program = program
+        self.budget = budget  # warp-instructions this chunk may still execute
         self.state = state
         self.recorder = recorder
         geometry = state.geometry
@@ -293,8 +316,9 @@ class _ChunkRunner:
             if count == 0:
                 if not np.any(self.status == stacks.WAITING):
                     return
+                # No warp runs, so every CTA with waiting warps has all its live warps there.
                 if not stacks.release_barriers(self.status, self.warps_per_cta):
-                    self._deadlock()
+                    raise SimulationError("internal: warps wait at a barrier nobody can release")
                 continue
             self._execute_run(int(pc), self._group[:count].copy())
 
@@ -311,6 +335,12 @@ class _ChunkRunner:
             sel = self._threads[:count].copy()
         step = Step(state, sel, warps, masks, self.recorder, start, full)
         length = end - start
+        self.budget -= length * len(warps)
+        if self.budget < 0:
+            raise SimulationError(
+                f"kernel {program.function.name!r} exceeded its instruction limit (warps are at "
+                f"{program.function.instructions[start].location}); an endless loop?"
+            )
         self.recorder.run(warps, start, length, masks, state.warp_instructions[warps])
         last = end - 1
         pc = start
@@ -365,15 +395,6 @@ class _ChunkRunner:
             return bits.sum(axis=1, dtype=np.uint64).astype(np.uint32)
         return stacks.lane_masks(step.warps, step.threads(), guard)
 
-    def _deadlock(self) -> None:
-        status = self.status.reshape(-1, self.warps_per_cta)
-        cta = int(np.flatnonzero(np.any(status == stacks.WAITING, axis=1))[0])
-        stuck = [int(w) for w in np.flatnonzero(status[cta] == stacks.RUNNING)]
-        raise SimulationError(
-            f"kernel {self.program.function.name!r} deadlocked: CTA {cta} has warps waiting at "
-            f"a barrier that warps {stuck or 'none'} can never reach"
-        )
-
     def _grow(self, depth: int) -> None:
         grow = max(depth, 2 * self.depth) - self.depth
         pad = ((0, 0), (0, grow))
@@ -415,9 +436,13 @@ def _pack_params(function: Function, args: Sequence) -> np.ndarray:
                 raise LaunchError(
                     f"argument {param.name!r} is .{param.type.name}, got float {value!r}"
                 )
-            raw = np.asarray(
-                integer_bits(int(value), dtype) if dtype.kind != "f" else dtype.type(value)
-            ).reshape(1).view(np.uint8)
+            raw = (
+                np.asarray(
+                    integer_bits(int(value), dtype) if dtype.kind != "f" else dtype.type(value)
+                )
+                .reshape(1)
+                .view(np.uint8)
+            )
         if raw.size != param.size_bytes:
             raise LaunchError(
                 f"argument {param.name!r} needs {param.size_bytes} bytes, got {raw.size}"
@@ -462,17 +487,19 @@ def launch_chunks(
     shared_bytes: int = 0,
     chunk_threads: int = DEFAULT_CHUNK_THREADS,
     record: bool = True,
+    instruction_limit: int = DEFAULT_INSTRUCTION_LIMIT,
 ) -> Iterator[Trace]:
     """Run a kernel chunk by chunk of CTAs, yielding each chunk's trace as soon as it is done.
 
     Memory effects of a chunk are visible to the chunks after it. ``shared_bytes`` is the dynamic
     shared memory per CTA (``extern __shared__``); ``chunk_threads`` bounds how many threads are
-    interpreted together.
+    interpreted together; a launch running more than ``instruction_limit`` warp-instructions is
+    stopped with a :class:`SimulationError`.
     """
     function = module.function(kernel)
     if not function.is_kernel:
         raise LaunchError(f"{kernel!r} is a .func, not a kernel (.entry)")
-    program = compile_program(function)
+    program = compile_program(function, module)
     grid3 = _dims(grid, "grid")
     block3 = _dims(block, "block")
     threads_per_cta = block3[0] * block3[1] * block3[2]
@@ -486,6 +513,7 @@ def launch_chunks(
     shared_total = program.shared_static_bytes
     if shared_bytes:
         shared_total = -(-shared_total // 16) * 16 + int(shared_bytes)
+    budget = int(instruction_limit)
     for first in range(0, total_ctas, ctas_per_chunk):
         last = min(total_ctas, first + ctas_per_chunk)
         geometry = ChunkGeometry(grid3, block3, first, last)
@@ -500,8 +528,10 @@ def launch_chunks(
         )
         recorder = (TraceRecorder if record else _NullRecorder)(first * warps_per_cta)
         recorder.state = state
+        runner = _ChunkRunner(program, state, recorder, budget)
         with np.errstate(all="ignore"):
-            _ChunkRunner(program, state, recorder).run()
+            runner.run()
+        budget = runner.budget
         info = LaunchInfo(
             kernel=kernel,
             module=module.path,
@@ -526,12 +556,14 @@ def launch(
     shared_bytes: int = 0,
     chunk_threads: int = DEFAULT_CHUNK_THREADS,
     record: bool = True,
+    instruction_limit: int = DEFAULT_INSTRUCTION_LIMIT,
 ) -> Trace:
     """Run a kernel over its whole grid; returns the trace of every warp-instruction."""
     chunks = list(
         launch_chunks(
             module, kernel, grid, block, args, memory,
             shared_bytes=shared_bytes, chunk_threads=chunk_threads, record=record,
+            instruction_limit=instruction_limit,
         )
     )  # fmt: skip
     return Trace.concatenate(chunks)

@@ -42,9 +42,7 @@ class DeviceMemory:
 
     def __init__(self, alignment_bytes: int = 4096, initial_capacity_bytes: int = 1 << 20):
         if alignment_bytes < 8 or alignment_bytes & (alignment_bytes - 1):
-            raise NdpsimError(
-                f"alignment_bytes must be a power of two >= 8, got {alignment_bytes}"
-            )
+            raise NdpsimError(f"alignment_bytes must be a power of two >= 8, got {alignment_bytes}")
         self.alignment_bytes = alignment_bytes
         self._image = np.zeros(max(initial_capacity_bytes, 8), dtype=np.uint8)
         self._top = 0

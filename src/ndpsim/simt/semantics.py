@@ -438,13 +438,22 @@ def _div(d: Decoder, inst: Instruction) -> Executor:
             )
         return lambda s: out(s, np.divide(a(s), b(s), dtype=dtype))
 
-    def run(s):  # integer division truncates towards zero, as in C
+    unsigned = np.dtype(UNSIGNED_OF_SIZE[dtype.itemsize])
+
+    def magnitude(v):  # |v| as an unsigned value: exact even for the most negative integer
+        raw = np.asarray(v, dtype=dtype).astype(unsigned)
+        return np.where(np.asarray(v) < 0, ~raw + unsigned.type(1), raw).astype(unsigned)
+
+    def run(s):  # integer division truncates towards zero, as in C; x / 0 gives all ones
         x, y = np.asarray(a(s)), np.asarray(b(s))
         safe = np.where(y == 0, 1, y).astype(dtype)
-        q = (np.abs(x) // np.abs(safe)).astype(dtype) if dtype.kind == "i" else x // safe
         if dtype.kind == "i":
-            q = np.where((x < 0) != (safe < 0), -q, q).astype(dtype)
-        out(s, np.where(y == 0, np.array(-1).astype(dtype), q).astype(dtype))
+            q = magnitude(x) // magnitude(safe)
+            q = np.where((x < 0) != (safe < 0), ~q + unsigned.type(1), q).astype(unsigned)
+            q = q.astype(unsigned).view(dtype)
+        else:
+            q = x // safe
+        out(s, np.where(y == 0, integer_bits(-1, dtype), q).astype(dtype))
 
     return run
 
@@ -456,10 +465,14 @@ def _rem(d: Decoder, inst: Instruction) -> Executor:
     a = d.reader(inst.operands[1], dtype)
     b = d.reader(inst.operands[2], dtype)
 
-    def run(s):
+    def run(s):  # the remainder takes the dividend's sign, as in C; x % 0 gives x
         x, y = np.asarray(a(s)), np.asarray(b(s))
         safe = np.where(y == 0, 1, y).astype(dtype)
-        out(s, np.where(y == 0, x, np.fmod(x, safe)).astype(dtype))
+        if dtype.kind == "i" and dtype.itemsize < 8:
+            wide = np.fmod(x.astype(np.int64), safe.astype(np.int64)).astype(dtype)
+        else:
+            wide = np.fmod(x, safe)
+        out(s, np.where(y == 0, x, wide).astype(dtype))
 
     return run
 
@@ -614,7 +627,7 @@ def _bfe(d: Decoder, inst: Instruction) -> Executor:
             sign = np.where(n == 0, 0, (ua >> top) & np.uint64(1)).astype(bool)
             field = np.where(sign, field | ~_low_mask(available), field)
         width_mask = _low_mask(np.asarray(bits))
-        result = (np.asarray(field, dtype=np.uint64) & width_mask)
+        result = np.asarray(field, dtype=np.uint64) & width_mask
         out(s, result.astype(UNSIGNED_OF_SIZE[dtype.itemsize]).view(dtype))
 
     return run
@@ -714,10 +727,7 @@ def _shf(d: Decoder, inst: Instruction) -> Executor:
         n = np.asarray(c(s), np.uint64)
         n = np.minimum(n, 32) if clamp else n & np.uint64(31)
         joined = (np.asarray(b(s), np.uint64) << np.uint64(32)) | np.asarray(a(s), np.uint64)
-        if left:
-            result = (joined << n) >> np.uint64(32)
-        else:
-            result = joined >> n
+        result = (joined << n) >> np.uint64(32) if left else joined >> n
         out(s, (result & np.uint64(0xFFFFFFFF)).astype(np.uint32))
 
     return run
@@ -819,8 +829,8 @@ def _set(d: Decoder, inst: Instruction) -> Executor:
     a = d.reader(inst.operands[1], dtype)
     b = d.reader(inst.operands[2], dtype)
     c = d.reader(inst.operands[3], np.bool_) if combine else None
-    true = np.float32(1.0).astype(out_dtype) if out_dtype.kind == "f" else integer_bits(
-        -1, out_dtype
+    true = (
+        np.float32(1.0).astype(out_dtype) if out_dtype.kind == "f" else integer_bits(-1, out_dtype)
     )
 
     def run(s):
@@ -1307,4 +1317,3 @@ def _trap(d: Decoder, inst: Instruction) -> Executor:
         raise SimulationError(f"{inst.location}: kernel executed {inst.opcode!r}")
 
     return run
-

@@ -60,8 +60,20 @@ def lane_masks(warps, threads, values):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def finish_run(
-    warps, masks, kind, pc, target, reconvergence, taken,
-    stack_pc, stack_rpc, stack_mask, sp, status, warp_pc, end_pc,
+    warps,
+    masks,
+    kind,
+    pc,
+    target,
+    reconvergence,
+    taken,
+    stack_pc,
+    stack_rpc,
+    stack_mask,
+    sp,
+    status,
+    warp_pc,
+    end_pc,
 ):  # pragma: no cover - compiled
     """Apply a run's last instruction to each warp's stack, then pop finished entries.
 

@@ -13,7 +13,10 @@ predicate held (as GPGPU-Sim counts them).
 
 from __future__ import annotations
 
+import itertools
 import json
+import zipfile
+import zlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from enum import IntEnum
@@ -174,12 +177,10 @@ class Trace:
         if not traces:
             raise ValueError("nothing to concatenate")
         first = traces[0]
-        for prev, nxt in zip(traces, traces[1:], strict=False):
+        for prev, nxt in itertools.pairwise(traces):
             if nxt.info.cta_begin != prev.info.cta_end or nxt.info.kernel != first.info.kernel:
                 raise ValueError("traces must be consecutive CTA ranges of the same launch")
-        columns = {
-            name: np.concatenate([getattr(t, name) for t in traces]) for name in COLUMNS
-        }
+        columns = {name: np.concatenate([getattr(t, name) for t in traces]) for name in COLUMNS}
         shift = np.cumsum([0] + [len(t.addresses) for t in traces[:-1]])
         columns["mem_offset"] = np.concatenate(
             [t.mem_offset + s for t, s in zip(traces, shift, strict=True)]
@@ -234,46 +235,55 @@ def save_traces(path: str | Path, traces: Sequence[Trace]) -> None:
     np.savez_compressed(Path(path), **arrays)
 
 
+#: What NumPy and zipfile raise on damaged archives.
+_READ_ERRORS = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
+
+
 def load_traces(path: str | Path) -> list[Trace]:
     """Read launches written by :func:`save_traces`, checking every column."""
     path = Path(path)
     try:
-        data = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
+        with np.load(path, allow_pickle=False) as data:
+            return _read_launches(path, data)
+    except TraceFormatError:
+        raise
+    except _READ_ERRORS as exc:
         raise TraceFormatError(f"{path}: not a readable trace file ({exc})") from None
-    with data:
-        if "header" not in data.files:
-            raise TraceFormatError(f"{path}: missing 'header'; not an ndpsim trace")
+
+
+def _read_launches(path: Path, data) -> list[Trace]:
+    if "header" not in data.files:
+        raise TraceFormatError(f"{path}: missing 'header'; not an ndpsim trace")
+    try:
+        header = json.loads(str(data["header"]))
+    except json.JSONDecodeError as exc:
+        raise TraceFormatError(f"{path}: corrupt header ({exc})") from None
+    if header.get("format") != "ndpsim-trace" or header.get("version") != FORMAT_VERSION:
+        raise TraceFormatError(
+            f"{path}: format {header.get('format')!r} version {header.get('version')!r}, "
+            f"expected 'ndpsim-trace' version {FORMAT_VERSION}"
+        )
+    traces = []
+    for i, raw_info in enumerate(header.get("launches", [])):
+        columns = {}
+        for name, dtype in COLUMNS.items():
+            key = f"launch{i}/{name}"
+            if key not in data.files:
+                raise TraceFormatError(f"{path}: missing column {key!r}")
+            column = data[key]
+            if column.dtype != np.dtype(dtype) or column.ndim != 1:
+                raise TraceFormatError(
+                    f"{path}: column {key!r} is {column.dtype}[{column.ndim}d], "
+                    f"expected {np.dtype(dtype)}[1d]"
+                )
+            columns[name] = column
         try:
-            header = json.loads(str(data["header"]))
-        except json.JSONDecodeError as exc:
-            raise TraceFormatError(f"{path}: corrupt header ({exc})") from None
-        if header.get("format") != "ndpsim-trace" or header.get("version") != FORMAT_VERSION:
-            raise TraceFormatError(
-                f"{path}: format {header.get('format')!r} version {header.get('version')!r}, "
-                f"expected 'ndpsim-trace' version {FORMAT_VERSION}"
-            )
-        traces = []
-        for i, raw_info in enumerate(header.get("launches", [])):
-            columns = {}
-            for name, dtype in COLUMNS.items():
-                key = f"launch{i}/{name}"
-                if key not in data.files:
-                    raise TraceFormatError(f"{path}: missing column {key!r}")
-                column = data[key]
-                if column.dtype != np.dtype(dtype) or column.ndim != 1:
-                    raise TraceFormatError(
-                        f"{path}: column {key!r} is {column.dtype}[{column.ndim}d], "
-                        f"expected {np.dtype(dtype)}[1d]"
-                    )
-                columns[name] = column
-            try:
-                raw_info["grid"] = tuple(raw_info["grid"])
-                raw_info["block"] = tuple(raw_info["block"])
-                info = LaunchInfo(**raw_info)
-            except (KeyError, TypeError) as exc:
-                raise TraceFormatError(f"{path}: launch {i} has a bad header ({exc})") from None
-            trace = Trace(info=info, **columns)
-            trace.validate(f"{path} launch {i}")
-            traces.append(trace)
+            raw_info["grid"] = tuple(raw_info["grid"])
+            raw_info["block"] = tuple(raw_info["block"])
+            info = LaunchInfo(**raw_info)
+        except (KeyError, TypeError) as exc:
+            raise TraceFormatError(f"{path}: launch {i} has a bad header ({exc})") from None
+        trace = Trace(info=info, **columns)
+        trace.validate(f"{path} launch {i}")
+        traces.append(trace)
     return traces

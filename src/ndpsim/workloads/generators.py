@@ -70,17 +70,16 @@ def rmat_graph(
     return csr_from_edges(n, both // n, both % n)
 
 
-def rodinia_graph(rng: np.random.Generator, num_nodes: int, min_edges: int = 2,
-                  max_edges: int = 4) -> CSR:
+def rodinia_graph(
+    rng: np.random.Generator, num_nodes: int, min_edges: int = 2, max_edges: int = 4
+) -> CSR:
     """An undirected graph as Rodinia's BFS input generator makes them (the inputs TOM and SNDP
     ran): each vertex draws ``min_edges..max_edges`` uniformly random neighbours, and every edge
     is added in both directions (average degree about 6, as in ``graph1MW_6``)."""
     per_node = rng.integers(min_edges, max_edges + 1, size=num_nodes)
     src = np.repeat(np.arange(num_nodes), per_node)
     dst = rng.integers(0, num_nodes, size=len(src))
-    return csr_from_edges(
-        num_nodes, np.concatenate([src, dst]), np.concatenate([dst, src])
-    )
+    return csr_from_edges(num_nodes, np.concatenate([src, dst]), np.concatenate([dst, src]))
 
 
 def uniform_graph(rng: np.random.Generator, num_nodes: int, degree: int) -> CSR:
@@ -101,9 +100,11 @@ def bfs_levels(graph: CSR, source: int) -> np.ndarray:
         depth += 1
         starts = graph.row_offsets[frontier]
         ends = graph.row_offsets[frontier + 1]
-        neighbours = np.concatenate(
-            [graph.columns[s:e] for s, e in zip(starts, ends, strict=True)]
-        ) if len(frontier) else np.zeros(0, np.int32)
+        neighbours = (
+            np.concatenate([graph.columns[s:e] for s, e in zip(starts, ends, strict=True)])
+            if len(frontier)
+            else np.zeros(0, np.int32)
+        )
         fresh = np.unique(neighbours[level[neighbours] < 0])
         level[fresh] = depth
         frontier = fresh

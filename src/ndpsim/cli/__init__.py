@@ -1,0 +1,1 @@
+"""The ``ndpsim`` command line."""

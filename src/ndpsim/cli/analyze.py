@@ -1,0 +1,97 @@
+"""``ndpsim analyze``: what the static analyses see in a PTX file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from ndpsim.analysis.report import function_report
+from ndpsim.cli.main import app, console, reports_errors
+from ndpsim.errors import PTXError
+from ndpsim.frontend.parser import parse_ptx_file
+
+
+def _registers(names: list[str], limit: int = 8) -> str:
+    if len(names) <= limit:
+        return " ".join(names)
+    return " ".join(names[:limit]) + f" (+{len(names) - limit})"
+
+
+def _print_function(report: dict, show_instructions: bool) -> None:
+    console.rule(
+        f"[bold]{report['name']}[/]  {report['num_instructions']} instructions, "
+        f"{report['num_registers']} registers, {len(report['params'])} params, "
+        f"{report['shared_bytes']} B shared"
+    )
+    blocks = Table(title="basic blocks", title_justify="left")
+    for column in ("block", "label", "pcs", "succ", "ipdom", "loop", "live in", "live out"):
+        blocks.add_column(column, overflow="fold")
+    for b in report["blocks"]:
+        blocks.add_row(
+            str(b["index"]), b["label"] or "", f"{b['start_pc']}-{b['end_pc'] - 1}",
+            ",".join(map(str, b["successors"])) or "exit", str(b["ipdom"]),
+            str(b["loop_depth"] or ""), _registers(b["live_in"]), _registers(b["live_out"]),
+        )  # fmt: skip
+    console.print(blocks)
+    if report["loops"]:
+        loops = Table(title="loops", title_justify="left")
+        for column in ("loop", "header", "blocks", "pcs", "depth", "induction", "trip count"):
+            loops.add_column(column, overflow="fold")
+        for loop in report["loops"]:
+            iv = loop["induction"]
+            induction = (
+                f"{iv['register']} from {iv['start']} step {iv['step']} while {iv['comparison']} "
+                f"{iv['bound']}" if iv else "-"
+            )  # fmt: skip
+            count = loop["trip_count"]
+            if loop["static_trip_count"] is not None:
+                count += f" ({loop['static_trip_count']})"
+            loops.add_row(
+                str(loop["index"]), str(loop["header"]), ",".join(map(str, loop["blocks"])),
+                f"{loop['start_pc']}-{loop['end_pc'] - 1}", str(loop["depth"]), induction, count,
+            )  # fmt: skip
+        console.print(loops)
+    mix = Table(title="instruction classes", title_justify="left")
+    mix.add_column("class")
+    mix.add_column("count", justify="right")
+    for name, count in report["instruction_mix"].items():
+        mix.add_row(name, str(count))
+    console.print(mix)
+    if show_instructions:
+        listing = Table(title="instructions", title_justify="left")
+        for column in ("pc", "block", "instruction", "class", "live after"):
+            listing.add_column(column, overflow="fold")
+        for inst in report["instructions"]:
+            listing.add_row(
+                str(inst["pc"]), str(inst["block"]), inst["text"], inst["class"],
+                _registers(inst["live_out"], 6),
+            )  # fmt: skip
+        console.print(listing)
+
+
+@app.command()
+@reports_errors
+def analyze(
+    ptx: Path = typer.Argument(..., help="PTX file to analyse."),
+    kernel: str = typer.Option(None, "--kernel", "-k", help="Only this function."),
+    as_json: bool = typer.Option(False, "--json", help="Print machine-readable JSON instead."),
+    instructions: bool = typer.Option(
+        False, "--instructions", "-i", help="Also list every instruction with its class."
+    ),
+) -> None:
+    """Print the basic blocks, loops, liveness and instruction classes of each kernel."""
+    module = parse_ptx_file(ptx)
+    functions = list(module.functions.values())
+    if kernel is not None:
+        functions = [module.function(kernel)]
+    if not functions:
+        raise PTXError(f"{ptx}: defines no function")
+    reports = [function_report(f, instructions=as_json or instructions) for f in functions]
+    if as_json:
+        typer.echo(json.dumps({"module": str(ptx), "functions": reports}, indent=2))
+        return
+    for report in reports:
+        _print_function(report, instructions)

@@ -1,0 +1,116 @@
+"""``ndpsim workloads``: list the kernel suite, or interpret it and check every output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich import box
+from rich.progress import Progress
+from rich.table import Table
+
+from ndpsim.cli.main import app, console, reports_errors
+from ndpsim.errors import WorkloadError
+from ndpsim.trace.trace import save_traces
+from ndpsim.workloads import SIZES, get_workload, run_workload, workload_names
+
+workloads_app = typer.Typer(help="The kernel suite.", no_args_is_help=True)
+app.add_typer(workloads_app, name="workloads")
+
+
+def _count(value: int) -> str:
+    """A count in three significant figures (12.3k, 4.56M) so the table fits a terminal."""
+    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= scale:
+            return f"{value / scale:.3g}{suffix}"
+    return str(value)
+
+
+def _selected(only: str | None) -> list[str]:
+    names = workload_names()
+    if not only:
+        return names
+    chosen = [n.strip().lower() for n in only.split(",") if n.strip()]
+    for name in chosen:
+        get_workload(name)  # unknown names fail with the list of known ones
+    return chosen
+
+
+@workloads_app.command("list")
+@reports_errors
+def list_workloads() -> None:
+    """List every workload with its kernels' module and the papers that use it."""
+    table = Table()
+    for column in ("workload", "title", "papers", "module"):
+        table.add_column(column)
+    for name in workload_names():
+        cls = get_workload(name)
+        table.add_row(name, cls.title, ", ".join(cls.papers), cls("tiny").module_name + ".ptx")
+    console.print(table)
+
+
+@workloads_app.command("run")
+@reports_errors
+def run(
+    size: str = typer.Option("small", "--size", "-s", help=f"One of {', '.join(SIZES)}."),
+    only: str = typer.Option(None, "--only", help="Comma-separated workload names."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the input generators."),
+    save_traces_dir: Path = typer.Option(
+        None, "--save-traces", help="Write each workload's traces to DIR/<name>-<size>.npz."
+    ),
+    json_path: Path = typer.Option(None, "--json", help="Also write the table as JSON."),
+) -> None:
+    """Interpret every workload, check it against its NumPy reference, and tabulate."""
+    if size not in SIZES:
+        raise WorkloadError(f"unknown size {size!r}; expected one of {', '.join(SIZES)}")
+    names = _selected(only)
+    rows = []
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task("interpreting", total=len(names))
+        for name in names:
+            progress.update(task, description=f"interpreting {name}")
+            result = run_workload(name, size, seed)
+            if save_traces_dir is not None:
+                save_traces_dir.mkdir(parents=True, exist_ok=True)
+                save_traces(save_traces_dir / f"{name}-{size}.npz", result.traces)
+            rows.append(
+                {
+                    "workload": name,
+                    "launches": len(result.traces),
+                    "threads": result.threads,
+                    "warp_instructions": result.num_warp_instructions,
+                    "thread_instructions": result.num_thread_instructions,
+                    "memory_accesses": result.num_memory_accesses,
+                    "check": "ok" if result.check.passed else result.check.detail,
+                    "seconds": round(result.seconds, 3),
+                }
+            )
+            progress.advance(task)
+    table = Table(
+        title=f"kernel suite at size {size!r} (seed {seed})", title_justify="left",
+        box=box.SIMPLE_HEAD, pad_edge=False,
+    )  # fmt: skip
+    for column, justify in (
+        ("workload", "left"), ("threads", "right"),
+        ("warp-instr", "right"), ("thread-instr", "right"), ("mem-acc", "right"),
+        ("sec", "right"),
+    ):  # fmt: skip
+        table.add_column(column, justify=justify, no_wrap=True)
+    table.add_column("check", overflow="fold", min_width=5)
+    for row in rows:
+        ok = row["check"] == "ok"
+        table.add_row(
+            row["workload"], _count(row["threads"]),
+            _count(row["warp_instructions"]), _count(row["thread_instructions"]),
+            _count(row["memory_accesses"]), f"{row['seconds']:.2f}",
+            "[green]ok[/]" if ok else f"[red]{row['check']}[/]",
+        )  # fmt: skip
+    console.print(table)
+    if json_path is not None:
+        json_path.write_text(json.dumps({"size": size, "seed": seed, "workloads": rows}, indent=2))
+    failed = [r["workload"] for r in rows if r["check"] != "ok"]
+    if failed:
+        console.print(f"[bold red]{len(failed)} workload(s) differ from their reference:[/] "
+                      + ", ".join(failed))  # fmt: skip
+        raise typer.Exit(1)

@@ -1,0 +1,67 @@
+"""The ndpsim command: output, JSON, and one-line errors with exit status 2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from ndpsim.cli.main import app
+from ndpsim.trace.trace import load_traces
+from ndpsim.workloads.base import KERNEL_DIR
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("ptx", sorted(KERNEL_DIR.glob("*.ptx")), ids=lambda p: p.stem)
+def test_analyze_succeeds_on_every_committed_kernel(ptx):
+    result = runner.invoke(app, ["analyze", str(ptx)])
+    assert result.exit_code == 0, result.output
+    assert "basic blocks" in result.output and "instruction classes" in result.output
+
+
+def test_analyze_json_describes_blocks_loops_and_liveness():
+    result = runner.invoke(app, ["analyze", str(KERNEL_DIR / "lib.ptx"), "--json"])
+    assert result.exit_code == 0
+    report = json.loads(result.output)
+    (function,) = report["functions"]
+    assert function["name"] == "lib_path_portfolio"
+    assert {"blocks", "loops", "instructions", "instruction_mix"} <= set(function)
+    assert any(loop["trip_count"] == "entry" for loop in function["loops"])
+    first = function["instructions"][0]
+    assert {"pc", "text", "class", "live_in", "live_out"} <= set(first)
+
+
+def test_errors_are_one_line_with_exit_status_2(tmp_path):
+    bad = tmp_path / "bad.ptx"
+    bad.write_text(".version 9.0\n.target sm_75\n.visible .entry k()\n{\nmov.u32 %r1 1;\n}\n")
+    result = runner.invoke(app, ["analyze", str(bad)])
+    assert result.exit_code == 2
+    assert "bad.ptx:5:" in result.output and "Traceback" not in result.output
+    missing = runner.invoke(app, ["analyze", str(KERNEL_DIR / "vadd.ptx"), "-k", "nope"])
+    assert missing.exit_code == 2 and "defines: vadd" in missing.output
+    unknown = runner.invoke(app, ["workloads", "run", "--only", "nope"])
+    assert unknown.exit_code == 2 and "unknown workload 'nope'" in unknown.output
+
+
+def test_workloads_run_checks_saves_traces_and_writes_json(tmp_path):
+    out = tmp_path / "table.json"
+    result = runner.invoke(
+        app,
+        ["workloads", "run", "--size", "tiny", "--only", "vadd,bfs", "--json", str(out),
+         "--save-traces", str(tmp_path / "traces")],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = json.loads(out.read_text())["workloads"]
+    assert [r["workload"] for r in rows] == ["vadd", "bfs"]
+    assert all(r["check"] == "ok" for r in rows)
+    traces = load_traces(tmp_path / "traces" / "bfs-tiny.npz")
+    assert sum(t.num_warp_instructions for t in traces) == rows[1]["warp_instructions"]
+
+
+def test_workloads_list_and_version():
+    listing = runner.invoke(app, ["workloads", "list"])
+    assert listing.exit_code == 0 and "vadd" in listing.output and "lib" in listing.output
+    version = runner.invoke(app, ["--version"])
+    assert version.exit_code == 0 and version.output.startswith("ndpsim ")
