@@ -1,0 +1,1 @@
+"""Simulated systems, each assembled from hardware components and policies."""

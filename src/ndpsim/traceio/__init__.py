@@ -1,0 +1,1 @@
+"""Reading and writing memory traces in other tools' formats."""

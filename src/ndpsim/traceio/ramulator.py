@@ -1,0 +1,73 @@
+"""Ramulator's load/store trace format: one request per line, ``LD 0x1f40`` or ``ST 0x1f80``.
+
+Lets the DRAM model be driven by, and compared with, traces other simulators use. Addresses may
+be hexadecimal (``0x``) or decimal; blank lines and lines starting with ``#`` are skipped.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ndpsim.errors import TraceFormatError
+
+
+def read_ldst(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
+    """(addresses as uint64, is_write as uint8) of a Ramulator LD/ST trace, or of an ``.npz``
+    holding ``addr`` and ``is_write`` arrays (the anchor traces come in both forms)."""
+    path = Path(path)
+    if path.suffix == ".npz":
+        return _read_npz(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise TraceFormatError(f"{path}: cannot read ({exc.strerror})") from None
+    ops: list[str] = []
+    addresses: list[int] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) != 2 or fields[0] not in ("LD", "ST"):
+            raise TraceFormatError(
+                f"{path}:{number}: expected 'LD <address>' or 'ST <address>', got {line.strip()!r}"
+            )
+        try:
+            address = int(fields[1], 0)
+        except ValueError:
+            raise TraceFormatError(
+                f"{path}:{number}: {fields[1]!r} is not an address (hex 0x... or decimal)"
+            ) from None
+        if not 0 <= address < 1 << 64:
+            raise TraceFormatError(f"{path}:{number}: address {fields[1]} is out of range")
+        ops.append(fields[0])
+        addresses.append(address)
+    return (
+        np.array(addresses, dtype=np.uint64),
+        np.array([op == "ST" for op in ops], dtype=np.uint8),
+    )
+
+
+def _read_npz(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        with np.load(path) as data:
+            if "addr" not in data.files or "is_write" not in data.files:
+                raise TraceFormatError(f"{path}: expected arrays 'addr' and 'is_write'")
+            addr, write = data["addr"].astype(np.uint64), data["is_write"].astype(np.uint8)
+    except (OSError, ValueError) as exc:
+        raise TraceFormatError(f"{path}: not a readable .npz trace ({exc})") from None
+    if addr.shape != write.shape or addr.ndim != 1:
+        raise TraceFormatError(f"{path}: 'addr' and 'is_write' must be 1-D of equal length")
+    return addr, write
+
+
+def write_ldst(path: str | Path, addresses: np.ndarray, is_write: np.ndarray) -> None:
+    """Write requests as a Ramulator LD/ST trace."""
+    addresses = np.asarray(addresses, dtype=np.uint64)
+    is_write = np.asarray(is_write).astype(bool)
+    if addresses.shape != is_write.shape:
+        raise ValueError("addresses and is_write must have the same length")
+    ops = np.where(is_write, "ST", "LD")
+    lines = [f"{op} {int(a):#x}" for op, a in zip(ops, addresses, strict=True)]
+    Path(path).write_text("\n".join(lines) + ("\n" if lines else ""))
