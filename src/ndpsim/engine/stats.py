@@ -1,0 +1,93 @@
+"""Statistics: named counters and histograms that compiled code updates in place.
+
+A component declares its counters once (``registry.counters("l2", ["hits", "misses"], count=16)``)
+and gets back a NumPy array that its compiled code increments; the registry remembers the names,
+so a run's statistics dump to a nested dictionary with the same shape as the component tree
+(``{"l2": {"3": {"hits": ...}}}``) and totals across instances.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class _Group:
+    names: tuple[str, ...]
+    values: np.ndarray  # [instances, len(names)]
+    instance_names: tuple[str, ...]
+
+
+@dataclass
+class Histogram:
+    """Counts of a quantity in fixed-width bins (the last bin holds everything beyond)."""
+
+    bin_width: int
+    counts: np.ndarray
+
+    def as_dict(self) -> dict:
+        return {"bin_width": self.bin_width, "counts": self.counts.tolist()}
+
+
+@dataclass
+class StatsRegistry:
+    """Every counter array of one simulated system, by hierarchical name."""
+
+    groups: dict[str, _Group] = field(default_factory=dict)
+    histograms: dict[str, Histogram] = field(default_factory=dict)
+
+    def counters(
+        self, path: str, names: list[str] | tuple[str, ...], count: int = 1,
+        instance_names: list[str] | None = None, dtype=np.int64,
+    ) -> np.ndarray:  # fmt: skip
+        """Register ``count`` instances of a component with counters ``names``; returns the
+        int64[count, len(names)] array compiled code updates."""
+        if path in self.groups:
+            raise ValueError(f"statistics group {path!r} registered twice")
+        values = np.zeros((count, len(names)), dtype=dtype)
+        labels = tuple(instance_names or [str(i) for i in range(count)])
+        self.groups[path] = _Group(tuple(names), values, labels)
+        return values
+
+    def adopt(self, path: str, names, values: np.ndarray, instance_names=None) -> None:
+        """Register an array a component already owns (e.g. the DRAM model's)."""
+        labels = tuple(instance_names or [str(i) for i in range(values.shape[0])])
+        self.groups[path] = _Group(tuple(names), values, labels)
+
+    def histogram(self, path: str, bins: int, bin_width: int) -> np.ndarray:
+        counts = np.zeros(bins, dtype=np.int64)
+        self.histograms[path] = Histogram(bin_width, counts)
+        return counts
+
+    def total(self, path: str, name: str) -> int | float:
+        group = self.groups[path]
+        value = group.values[:, group.names.index(name)].sum()
+        return value.item()
+
+    def totals(self, path: str) -> dict[str, int | float]:
+        group = self.groups[path]
+        return {n: group.values[:, i].sum().item() for i, n in enumerate(group.names)}
+
+    def as_dict(self, per_instance: bool = True) -> dict:
+        """Nested dict: path segments, then (optionally) instances, then counter names; each
+        group also has a ``total``."""
+        out: dict = {}
+        for path, group in self.groups.items():
+            node = out
+            for part in path.split("."):
+                node = node.setdefault(part, {})
+            node["total"] = self.totals(path)
+            if per_instance and len(group.instance_names) > 1:
+                node["instances"] = {
+                    label: {n: group.values[i, j].item() for j, n in enumerate(group.names)}
+                    for i, label in enumerate(group.instance_names)
+                }
+        for path, hist in self.histograms.items():
+            node = out
+            *parents, leaf = path.split(".")
+            for part in parents:
+                node = node.setdefault(part, {})
+            node[leaf] = hist.as_dict()
+        return out

@@ -1,0 +1,616 @@
+"""Streaming multiprocessors driven by warp instruction streams, compiled.
+
+Each SM holds warp slots. A slot runs one warp's instruction stream (from the trace, see
+:mod:`ndpsim.hw.gpu.work`) in order: an instruction issues once every register it reads or
+writes is ready and its unit is free. Every cycle each of the SM's schedulers issues at most one
+instruction from the slots it owns, greedy-then-oldest (GTO: keep issuing from the last warp
+while it can, else the oldest ready one) or loose round robin. ALU and SFU results are ready a
+fixed latency later; a load's registers wait for every line it touches. The LSU handles one
+line transaction per cycle: L1 hits complete after the hit latency, misses merge into an MSHR
+or allocate one and leave the SM as requests (events for the memory system). Stores are
+written through. ``bar.sync`` parks a warp until every unfinished warp of its CTA arrives.
+
+CTAs are dispatched as resources allow: CTA slots, warp slots, registers and shared memory.
+When no warp can issue, the SM sleeps until the earliest time one might.
+
+The SM also counts why a scheduler did not issue (SNDP's Figure 8 breakdown): a unit was busy,
+operands were not ready (a dependency, including waiting for memory), or there was no warp to
+issue from (idle: no warp, or all at a barrier or finishing).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from ndpsim.engine import events as ev
+from ndpsim.hw import cache as cachemod
+from ndpsim.hw import link as linkmod
+from ndpsim.hw.gpu import requests as rq
+from ndpsim.hw.gpu.work import (
+    C_ALU,
+    C_BARRIER,
+    C_BRANCH,
+    C_CONSTANT,
+    C_MEMORY,
+    C_SFU,
+    LINE_SHIFT,
+    W_NUM_CTAS,
+    W_NUM_REGISTERS,
+    W_REGISTERS,
+    W_SHARED_BYTES,
+    W_THREADS_PER_CTA,
+    W_WARPS_PER_CTA,
+)
+from ndpsim.trace.trace import MemoryKind, MemorySpace
+
+NEVER = np.iinfo(np.int64).max // 4
+
+# slot states
+FREE, ACTIVE, BARRIER, DRAIN = 0, 1, 2, 3
+
+# SM parameters
+(S_COUNT, S_SLOTS, S_CTAS, S_REGISTERS, S_SHARED, S_SCHEDULERS, S_POLICY, S_PERIOD, S_LAT_ALU,
+ S_LAT_SFU, S_LAT_SHARED, S_LAT_CONSTANT, S_LAT_BRANCH, S_LAT_L1, S_SFU_INTERVAL,
+ S_LOAD_SLOTS, S_REQUEST_BYTES, S_HEADER_BYTES, S_L1_ENABLED) = range(19)  # fmt: skip
+SM_PARAMS = 19
+GTO, LRR = 0, 1
+
+# per-SM statistics
+(T_ISSUED, T_THREAD_INSTRUCTIONS, T_ACTIVE_CYCLES, T_STALL_UNIT, T_STALL_DEPENDENCY,
+ T_STALL_IDLE, T_L1_ACCESSES, T_L1_HITS, T_L1_MISSES, T_L1_MERGES, T_LOADS, T_STORES,
+ T_ATOMICS, T_SHARED_ACCESSES, T_CTAS, T_ALU, T_SFU, T_MEMORY, T_BRANCH,
+ T_BARRIERS) = range(20)  # fmt: skip
+SM_STAT_NAMES = (
+    "warp_instructions", "thread_instructions", "active_cycles", "no_issue_unit_busy",
+    "no_issue_dependency", "no_issue_idle", "l1_accesses", "l1_hits", "l1_misses",
+    "l1_mshr_merges", "load_transactions", "store_transactions", "atomic_transactions",
+    "shared_accesses", "ctas", "alu_instructions", "sfu_instructions", "memory_instructions",
+    "branch_instructions", "barriers",
+)  # fmt: skip
+
+# events the SM emits for the memory system
+EV_L2_REQUEST = 1
+
+
+class SmState(NamedTuple):
+    params: np.ndarray  # int64[SM_PARAMS]
+    slot_warp: np.ndarray  # int64[sms, slots]: warp index in the launch, -1 when free
+    slot_cta: np.ndarray  # int64[sms, slots]
+    slot_pos: np.ndarray  # int64[sms, slots]: next instruction
+    slot_end: np.ndarray
+    slot_ready: np.ndarray  # ps: earliest issue time of the next instruction (NEVER: blocked)
+    slot_state: np.ndarray
+    slot_age: np.ndarray  # dispatch order, for "oldest first"
+    reg_ready: np.ndarray  # int64[sms, slots, registers]: ps the value is available
+    load_left: np.ndarray  # int64[sms, slots, load slots]: transactions still in flight
+    load_pc: np.ndarray
+    load_done: np.ndarray  # latest L1-hit completion among the load's transactions
+    sched_last: np.ndarray  # int64[sms, schedulers]: last slot issued (GTO), last scanned (LRR)
+    sm_ctas: np.ndarray  # int64[sms]
+    sm_warps: np.ndarray
+    sm_registers: np.ndarray
+    sm_shared: np.ndarray
+    sm_next: np.ndarray  # int64[sms]: next time the SM has something to try (ps)
+    sm_min: np.ndarray  # int64[1]: a lower bound of sm_next over all SMs
+    mem_blocked: np.ndarray  # bool[sms]: a line transaction found no MSHR or load slot; memory
+    # instructions wait for the next fill to free one, other instructions still issue
+    sfu_free: np.ndarray  # int64[sms]
+    ldst_free: np.ndarray  # int64[sms]
+    cta_sm: np.ndarray  # int64[ctas]
+    cta_left: np.ndarray  # warps of the CTA not finished
+    cta_arrived: np.ndarray  # warps of the CTA waiting at a barrier
+    counters: np.ndarray  # int64[4]: next CTA, dispatch age, warps finished, CTAs finished
+    stats: np.ndarray  # int64[sms, len(SM_STAT_NAMES)]
+
+
+def build_sm_state(params: np.ndarray, registers: int, num_ctas: int) -> SmState:
+    """SMs with every slot free, sized for ``registers`` registers per warp slot and a launch of
+    ``num_ctas`` CTAs."""
+    sms, slots = int(params[S_COUNT]), int(params[S_SLOTS])
+    loads = int(params[S_LOAD_SLOTS])
+    shape = (sms, slots)
+    return SmState(
+        params=params,
+        slot_warp=np.full(shape, -1, dtype=np.int64),
+        slot_cta=np.full(shape, -1, dtype=np.int64),
+        slot_pos=np.zeros(shape, dtype=np.int64),
+        slot_end=np.zeros(shape, dtype=np.int64),
+        slot_ready=np.full(shape, NEVER, dtype=np.int64),
+        slot_state=np.zeros(shape, dtype=np.int64),
+        slot_age=np.zeros(shape, dtype=np.int64),
+        reg_ready=np.zeros((sms, slots, max(registers, 1)), dtype=np.int64),
+        load_left=np.zeros((sms, slots, loads), dtype=np.int64),
+        load_pc=np.zeros((sms, slots, loads), dtype=np.int64),
+        load_done=np.zeros((sms, slots, loads), dtype=np.int64),
+        sched_last=np.zeros((sms, int(params[S_SCHEDULERS])), dtype=np.int64),
+        sm_ctas=np.zeros(sms, dtype=np.int64),
+        sm_warps=np.zeros(sms, dtype=np.int64),
+        sm_registers=np.zeros(sms, dtype=np.int64),
+        sm_shared=np.zeros(sms, dtype=np.int64),
+        sm_next=np.full(sms, NEVER, dtype=np.int64),
+        sm_min=np.full(1, NEVER, dtype=np.int64),
+        mem_blocked=np.zeros(sms, dtype=np.bool_),
+        sfu_free=np.zeros(sms, dtype=np.int64),
+        ldst_free=np.zeros(sms, dtype=np.int64),
+        cta_sm=np.full(max(num_ctas, 1), -1, dtype=np.int64),
+        cta_left=np.zeros(max(num_ctas, 1), dtype=np.int64),
+        cta_arrived=np.zeros(max(num_ctas, 1), dtype=np.int64),
+        counters=np.zeros(4, dtype=np.int64),
+        stats=np.zeros((sms, len(SM_STAT_NAMES)), dtype=np.int64),
+    )
+
+
+# ------------------------------------------------------------------------------ helpers
+@njit(cache=True, inline="always")
+def align(t, period):
+    """The first SM clock edge at or after ``t``."""
+    return ((t + period - 1) // period) * period
+
+
+@njit(cache=True, inline="always")
+def _registers_per_cta(sm, work):
+    """Registers a CTA takes: per warp, the per-thread count rounded to 256 per warp."""
+    per_warp = ((work.params[W_REGISTERS] * 32 + 255) // 256) * 256
+    return per_warp * work.params[W_WARPS_PER_CTA]
+
+
+@njit(cache=True, inline="always")
+def refresh_ready(sm, work, s, w, now):
+    """Recompute when slot ``w``'s next instruction may issue (its operands)."""
+    pos = sm.slot_pos[s, w]
+    pc = work.inst_pc[pos]
+    t = now
+    for k in range(work.pc_src_first[pc], work.pc_src_first[pc + 1]):
+        v = sm.reg_ready[s, w, work.pc_src[k]]
+        if v > t:
+            t = v
+    for k in range(work.pc_dst_first[pc], work.pc_dst_first[pc + 1]):
+        v = sm.reg_ready[s, w, work.pc_dst[k]]
+        if v > t:
+            t = v
+    sm.slot_ready[s, w] = t
+    if t < NEVER:
+        wake(sm, s, t)
+
+
+@njit(cache=True, inline="always")
+def wake(sm, s, t):
+    """Make sure SM ``s`` is looked at no later than the clock edge at or after ``t``."""
+    t = align(t, sm.params[S_PERIOD])
+    if t < sm.sm_next[s]:
+        sm.sm_next[s] = t
+    if t < sm.sm_min[0]:
+        sm.sm_min[0] = t
+
+
+@njit(cache=True, inline="always")
+def _fits(sm, work, s):
+    p = sm.params
+    wpc = work.params[W_WARPS_PER_CTA]
+    return (
+        sm.sm_ctas[s] < p[S_CTAS]
+        and sm.sm_warps[s] + wpc <= p[S_SLOTS]
+        and sm.sm_registers[s] + _registers_per_cta(sm, work) <= p[S_REGISTERS]
+        and sm.sm_shared[s] + work.params[W_SHARED_BYTES] <= p[S_SHARED]
+    )
+
+
+@njit(cache=True, inline="always")
+def _start_cta(sm, work, s, now):
+    """Place the next CTA of the launch on SM ``s`` (the caller checked it fits)."""
+    cta = sm.counters[0]
+    sm.counters[0] += 1
+    wpc = work.params[W_WARPS_PER_CTA]
+    sm.cta_sm[cta] = s
+    sm.cta_left[cta] = wpc
+    sm.cta_arrived[cta] = 0
+    sm.sm_ctas[s] += 1
+    sm.sm_warps[s] += wpc
+    sm.sm_registers[s] += _registers_per_cta(sm, work)
+    sm.sm_shared[s] += work.params[W_SHARED_BYTES]
+    sm.stats[s, T_CTAS] += 1
+    nregs = work.params[W_NUM_REGISTERS]
+    placed = 0
+    for w in range(sm.slot_warp.shape[1]):
+        if placed == wpc:
+            break
+        if sm.slot_state[s, w] != FREE:
+            continue
+        warp = cta * wpc + placed
+        placed += 1
+        sm.slot_warp[s, w] = warp
+        sm.slot_cta[s, w] = cta
+        sm.slot_pos[s, w] = work.warp_first[warp]
+        sm.slot_end[s, w] = work.warp_end[warp]
+        sm.slot_age[s, w] = sm.counters[1]
+        sm.counters[1] += 1
+        for r in range(nregs):
+            sm.reg_ready[s, w, r] = 0
+        for k in range(sm.load_left.shape[2]):
+            sm.load_left[s, w, k] = 0
+        if sm.slot_pos[s, w] >= sm.slot_end[s, w]:
+            sm.slot_state[s, w] = FREE  # an empty stream (cannot happen for real warps)
+            sm.slot_warp[s, w] = -1
+            sm.cta_left[cta] -= 1
+            continue
+        sm.slot_state[s, w] = ACTIVE
+        refresh_ready(sm, work, s, w, now)
+
+
+@njit(cache=True)
+def dispatch_initial(sm, work, now):
+    """Hand out CTAs breadth-first over the SMs (as the hardware block scheduler does) until no
+    SM takes another or the launch has none left."""
+    num_ctas = work.params[W_NUM_CTAS]
+    placed = True
+    while placed and sm.counters[0] < num_ctas:
+        placed = False
+        for s in range(sm.params[S_COUNT]):
+            if sm.counters[0] < num_ctas and _fits(sm, work, s):
+                _start_cta(sm, work, s, now)
+                placed = True
+
+
+@njit(cache=True, inline="always")
+def _warp_finished(sm, work, s, w, now):
+    """Slot ``w`` issued its last instruction and has no load in flight: free it; free the CTA
+    when it was its last warp, and start the next CTA there."""
+    cta = sm.slot_cta[s, w]
+    sm.slot_state[s, w] = FREE
+    sm.slot_warp[s, w] = -1
+    sm.slot_ready[s, w] = NEVER
+    sm.counters[2] += 1
+    sm.cta_left[cta] -= 1
+    if sm.cta_left[cta] == 0:
+        sm.counters[3] += 1
+        sm.sm_ctas[s] -= 1
+        sm.sm_warps[s] -= work.params[W_WARPS_PER_CTA]
+        sm.sm_registers[s] -= _registers_per_cta(sm, work)
+        sm.sm_shared[s] -= work.params[W_SHARED_BYTES]
+        while sm.counters[0] < work.params[W_NUM_CTAS] and _fits(sm, work, s):
+            _start_cta(sm, work, s, now)
+    elif sm.cta_arrived[cta] > 0 and sm.cta_arrived[cta] == sm.cta_left[cta]:
+        _release_barrier(sm, work, s, cta, now)
+
+
+@njit(cache=True, inline="always")
+def _release_barrier(sm, work, s, cta, now):
+    """Every unfinished warp of ``cta`` reached the barrier: let them all go on."""
+    sm.cta_arrived[cta] = 0
+    nxt = now + sm.params[S_PERIOD]
+    for w in range(sm.slot_warp.shape[1]):
+        if sm.slot_cta[s, w] == cta and sm.slot_state[s, w] == BARRIER:
+            sm.slot_state[s, w] = ACTIVE
+            refresh_ready(sm, work, s, w, nxt)
+
+
+@njit(cache=True, inline="always")
+def _loads_in_flight(sm, s, w):
+    for k in range(sm.load_left.shape[2]):
+        if sm.load_left[s, w, k] > 0:
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _advance(sm, work, s, w, now):
+    """Move slot ``w`` past the instruction it just issued."""
+    sm.slot_pos[s, w] += 1
+    if sm.slot_pos[s, w] >= sm.slot_end[s, w]:
+        if _loads_in_flight(sm, s, w):
+            sm.slot_state[s, w] = DRAIN
+            sm.slot_ready[s, w] = NEVER
+        else:
+            _warp_finished(sm, work, s, w, now)
+        return
+    if sm.slot_state[s, w] == ACTIVE:
+        refresh_ready(sm, work, s, w, now + sm.params[S_PERIOD])
+
+
+@njit(cache=True, inline="always")
+def _set_destinations(sm, work, s, w, pc, t):
+    for k in range(work.pc_dst_first[pc], work.pc_dst_first[pc + 1]):
+        sm.reg_ready[s, w, work.pc_dst[k]] = t
+
+
+# ------------------------------------------------------------------------------ memory
+@njit(cache=True, inline="always")
+def _send_to_l2(sm, links, events, pool, port, rid, now, size, traffic):
+    arrival = linkmod.send(links, port, now, size, traffic)
+    ev.push(events, arrival, EV_L2_REQUEST, rid, 0)
+
+
+@njit(cache=True, inline="always")
+def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, m, now):
+    """Issue global/local memory instruction ``m``; False if a structural hazard (no load slot,
+    not enough MSHRs, no request ids) prevents it this cycle."""
+    p = sm.params
+    kind = work.mem_kind[m]
+    first = work.mem_tx_first[m]
+    count = work.mem_tx_count[m]
+    period = p[S_PERIOD]
+    header = p[S_HEADER_BYTES]
+    use_l1 = p[S_L1_ENABLED] != 0
+    if kind == MemoryKind.LOAD or kind == MemoryKind.ATOMIC:
+        load = -1
+        for k in range(sm.load_left.shape[2]):
+            if sm.load_left[s, w, k] == 0:
+                load = k
+                break
+        if load < 0:
+            return False
+        needed = 0
+        if kind == MemoryKind.LOAD and use_l1:
+            for t in range(first, first + count):
+                line = physical_line(page, work.tx_line[t])
+                if not cachemod.probe(l1, s, line) and cachemod.mshr_find(l1, s, line) < 0:
+                    needed += 1
+            if needed > l1.mshr_line.shape[1] - l1.mshr_used[s]:
+                return False
+        else:
+            needed = count
+        if pool.meta[0] < count:
+            return False
+        left = 0
+        done = now
+        for t in range(first, first + count):
+            line = physical_line(page, work.tx_line[t])
+            if kind == MemoryKind.LOAD and use_l1:
+                sm.stats[s, T_L1_ACCESSES] += 1
+                if cachemod.lookup(l1, s, line):
+                    sm.stats[s, T_L1_HITS] += 1
+                    done = max(done, now + p[S_LAT_L1])
+                    continue
+                sm.stats[s, T_L1_MISSES] += 1
+            rid = rq.allocate(pool)
+            f = pool.fields[rid]
+            f[rq.Q_LINE] = line
+            f[rq.Q_KIND] = rq.R_LOAD if kind == MemoryKind.LOAD else rq.R_ATOMIC
+            f[rq.Q_SM] = s
+            f[rq.Q_SLOT] = w
+            f[rq.Q_LOAD] = load
+            f[rq.Q_BYTES] = work.tx_bytes[t]
+            f[rq.Q_ISSUED] = now
+            left += 1
+            if kind == MemoryKind.LOAD and use_l1:
+                mshr = cachemod.mshr_find(l1, s, line)
+                if mshr >= 0:  # someone already fetches this line: wait on its MSHR
+                    f[rq.Q_NEXT] = l1.mshr_head[s, mshr]
+                    l1.mshr_head[s, mshr] = rid
+                    sm.stats[s, T_L1_MERGES] += 1
+                    continue
+                mshr = cachemod.mshr_allocate(l1, s, line)
+                l1.mshr_head[s, mshr] = rid
+            if kind == MemoryKind.ATOMIC:
+                sm.stats[s, T_ATOMICS] += 1
+                size = header + work.tx_bytes[t]
+            else:
+                sm.stats[s, T_LOADS] += 1
+                size = header
+            _send_to_l2(sm, links, events, pool, port, rid, now + (t - first) * period, size,
+                        linkmod.READ_REQUEST)  # fmt: skip
+        if left == 0:
+            _set_destinations(sm, work, s, w, pc, done)
+        else:
+            _set_destinations(sm, work, s, w, pc, NEVER)
+            sm.load_left[s, w, load] = left
+            sm.load_pc[s, w, load] = pc
+            sm.load_done[s, w, load] = done
+    else:  # stores and reductions: written through, nobody waits
+        if pool.meta[0] < count:
+            return False
+        for t in range(first, first + count):
+            line = physical_line(page, work.tx_line[t])
+            if kind == MemoryKind.STORE and use_l1:
+                sm.stats[s, T_L1_ACCESSES] += 1
+                if cachemod.lookup(l1, s, line):  # write-through, no allocation on a miss
+                    sm.stats[s, T_L1_HITS] += 1
+                else:
+                    sm.stats[s, T_L1_MISSES] += 1
+            rid = rq.allocate(pool)
+            f = pool.fields[rid]
+            f[rq.Q_LINE] = line
+            f[rq.Q_KIND] = rq.R_STORE if kind == MemoryKind.STORE else rq.R_REDUCTION
+            f[rq.Q_SM] = s
+            f[rq.Q_SLOT] = -1
+            f[rq.Q_BYTES] = work.tx_bytes[t]
+            f[rq.Q_ISSUED] = now
+            if kind == MemoryKind.STORE:
+                sm.stats[s, T_STORES] += 1
+            else:
+                sm.stats[s, T_ATOMICS] += 1
+            _send_to_l2(sm, links, events, pool, port, rid, now + (t - first) * period,
+                        header + work.tx_bytes[t], linkmod.WRITE_REQUEST)  # fmt: skip
+    sm.ldst_free[s] = now + max(count, 1) * period
+    return True
+
+
+@njit(cache=True, inline="always")
+def physical_line(page, virtual_line):
+    """Translate a virtual line through the page table ``page`` = (table, vpn base, shift)."""
+    table, base, shift = page
+    line_shift = shift - LINE_SHIFT
+    vpn = (virtual_line >> line_shift) - base
+    offset = virtual_line & ((1 << line_shift) - 1)
+    return (table[vpn] << line_shift) | offset
+
+
+@njit(cache=True, inline="always")
+def memory_freed(sm, s, when):
+    """A fill freed an MSHR (or a request) of SM ``s``: memory instructions may try again."""
+    if sm.mem_blocked[s]:
+        sm.mem_blocked[s] = False
+        wake(sm, s, when)
+
+
+@njit(cache=True, inline="always")
+def complete_transaction(sm, work, s, w, load, when):
+    """One line of a load (or atomic) arrived at ``when``; its registers are ready once all
+    have."""
+    sm.load_left[s, w, load] -= 1
+    if when > sm.load_done[s, w, load]:
+        sm.load_done[s, w, load] = when
+    if sm.load_left[s, w, load] > 0:
+        return
+    _set_destinations(sm, work, s, w, sm.load_pc[s, w, load], sm.load_done[s, w, load])
+    if sm.slot_state[s, w] == ACTIVE:
+        refresh_ready(sm, work, s, w, when)
+    elif sm.slot_state[s, w] == DRAIN and not _loads_in_flight(sm, s, w):
+        _warp_finished(sm, work, s, w, when)
+
+
+# ------------------------------------------------------------------------------- issue
+@njit(cache=True, inline="always")
+def _needs_mshr(work, pos):
+    """Whether instruction ``pos`` sends line transactions (global or local memory)."""
+    m = work.inst_mem[pos]
+    return (
+        m >= 0
+        and work.pc_class[work.inst_pc[pos]] == C_MEMORY
+        and work.mem_space[m] != MemorySpace.SHARED
+    )
+
+
+@njit(cache=True, inline="always")
+def _unit_ready(sm, work, s, cls, pos, now):
+    """Whether the unit for an instruction of class ``cls`` accepts it at ``now``, and if not,
+    when it might."""
+    if cls == C_SFU:
+        return sm.sfu_free[s] <= now, sm.sfu_free[s]
+    if cls == C_MEMORY and work.inst_mem[pos] >= 0:
+        return sm.ldst_free[s] <= now, sm.ldst_free[s]
+    return True, now
+
+
+@njit(cache=True)
+def cycle(sm, work, l1, pool, links, events, port, page, s, now):
+    """One clock of SM ``s`` at ``now``: every scheduler issues at most one instruction.
+    Returns how many issued."""
+    p = sm.params
+    period = p[S_PERIOD]
+    schedulers = p[S_SCHEDULERS]
+    slots = sm.slot_warp.shape[1]
+    issued_total = 0
+    next_try = NEVER
+    for k in range(schedulers):
+        # Candidates in priority order: GTO tries the last issued slot first, then the oldest;
+        # LRR starts after the last slot it served.
+        best = -1
+        best_age = NEVER
+        any_active = False
+        unit_blocked = False
+        last = sm.sched_last[s, k]
+        for w in range(k, slots, schedulers):
+            state = sm.slot_state[s, w]
+            if state == FREE:
+                continue
+            if state != ACTIVE:
+                any_active = any_active or state == BARRIER
+                continue
+            any_active = True
+            ready_at = sm.slot_ready[s, w]
+            if ready_at > now:
+                if ready_at < next_try:
+                    next_try = ready_at
+                continue
+            pos = sm.slot_pos[s, w]
+            if sm.mem_blocked[s] and _needs_mshr(work, pos):
+                unit_blocked = True  # woken by the next fill
+                continue
+            ok, free_at = _unit_ready(sm, work, s, work.pc_class[work.inst_pc[pos]], pos, now)
+            if not ok:
+                unit_blocked = True
+                if free_at < next_try:
+                    next_try = free_at
+                continue
+            if p[S_POLICY] == GTO:
+                age = -1 if w == last else sm.slot_age[s, w]
+            else:
+                age = (w - last - 1) % slots
+            if age < best_age:
+                best, best_age = w, age
+        if best < 0:
+            if unit_blocked:
+                sm.stats[s, T_STALL_UNIT] += 1
+            elif any_active:
+                sm.stats[s, T_STALL_DEPENDENCY] += 1
+            else:
+                sm.stats[s, T_STALL_IDLE] += 1
+            continue
+        if issue(sm, work, l1, pool, links, events, port, page, s, best, now):
+            sm.sched_last[s, k] = best
+            issued_total += 1
+        else:  # no MSHR, load slot or request left: memory waits for a fill
+            sm.stats[s, T_STALL_UNIT] += 1
+            sm.mem_blocked[s] = True
+    if issued_total > 0:
+        sm.stats[s, T_ACTIVE_CYCLES] += 1
+        next_try = now + period
+    sm.sm_next[s] = align(next_try, period) if next_try < NEVER else NEVER
+    return issued_total
+
+
+@njit(cache=True, inline="always")
+def issue(sm, work, l1, pool, links, events, port, page, s, w, now):
+    """Issue slot ``w``'s next instruction; False if a structural hazard stops it."""
+    p = sm.params
+    pos = sm.slot_pos[s, w]
+    pc = work.inst_pc[pos]
+    cls = work.pc_class[pc]
+    if cls == C_MEMORY:
+        m = work.inst_mem[pos]
+        if m < 0:  # no lane accessed memory (all guarded off): costs an LSU slot only
+            _set_destinations(sm, work, s, w, pc, now + p[S_LAT_L1])
+        elif work.mem_space[m] == MemorySpace.SHARED:
+            conflict = work.mem_conflict[m]
+            _set_destinations(sm, work, s, w, pc, now + p[S_LAT_SHARED] + (conflict - 1) * p[
+                S_PERIOD])  # fmt: skip
+            sm.ldst_free[s] = now + conflict * p[S_PERIOD]
+            sm.stats[s, T_SHARED_ACCESSES] += 1
+        elif not _issue_memory(sm, work, l1, pool, links, events, port[s], page, s, w, pos, pc,
+                               m, now):  # fmt: skip
+            return False
+        sm.stats[s, T_MEMORY] += 1
+    elif cls == C_SFU:
+        _set_destinations(sm, work, s, w, pc, now + p[S_LAT_SFU])
+        sm.sfu_free[s] = now + p[S_SFU_INTERVAL] * p[S_PERIOD]
+        sm.stats[s, T_SFU] += 1
+    elif cls == C_BARRIER:
+        cta = sm.slot_cta[s, w]
+        sm.stats[s, T_BARRIERS] += 1
+        sm.stats[s, T_ISSUED] += 1
+        sm.stats[s, T_THREAD_INSTRUCTIONS] += work.inst_lanes[pos]
+        sm.slot_state[s, w] = BARRIER
+        sm.slot_ready[s, w] = NEVER
+        sm.cta_arrived[cta] += 1
+        _advance(sm, work, s, w, now)
+        if sm.cta_arrived[cta] == sm.cta_left[cta]:
+            _release_barrier(sm, work, s, cta, now)
+        return True
+    elif cls == C_BRANCH:
+        _set_destinations(sm, work, s, w, pc, now + p[S_LAT_BRANCH])
+        sm.stats[s, T_BRANCH] += 1
+    elif cls == C_CONSTANT:
+        _set_destinations(sm, work, s, w, pc, now + p[S_LAT_CONSTANT])
+        sm.stats[s, T_ALU] += 1
+    else:  # C_ALU and C_EXIT
+        _set_destinations(sm, work, s, w, pc, now + p[S_LAT_ALU])
+        sm.stats[s, T_ALU] += 1
+    sm.stats[s, T_ISSUED] += 1
+    sm.stats[s, T_THREAD_INSTRUCTIONS] += work.inst_lanes[pos]
+    _advance(sm, work, s, w, now)
+    return True
+
+
+__all__ = [
+    "C_ALU",
+    "SM_STAT_NAMES",
+    "SmState",
+    "build_sm_state",
+    "complete_transaction",
+    "cycle",
+    "dispatch_initial",
+]

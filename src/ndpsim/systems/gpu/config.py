@@ -1,0 +1,100 @@
+"""Configuration of a GPU attached to memory cubes: the tree of a system preset file.
+
+Every section is strict: an unknown key, a missing one or a value out of range is a
+:class:`ConfigError` naming the file and the dotted key, raised when the preset is loaded.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ndpsim.config import Strict, load_toml, merge, preset_names, preset_path, validate
+from ndpsim.hw.dram.spec import DramPreset, load_dram_preset
+
+
+class SmConfig(Strict):
+    count: int = Field(ge=1)
+    clock_ghz: float = Field(gt=0)
+    warps: int = Field(48, ge=1, description="warp slots per SM")
+    ctas: int = Field(8, ge=1, description="CTAs per SM")
+    registers: int = Field(32768, ge=1)
+    shared_bytes: int = Field(49152, ge=0)
+    schedulers: int = Field(4, ge=1, description="warp schedulers, one issue each per cycle")
+    scheduler: Literal["gto", "lrr"] = "gto"
+    load_slots: int = Field(8, ge=1, description="loads a warp may have in flight")
+    latency_alu: int = Field(6, ge=1, description="cycles")
+    latency_sfu: int = Field(20, ge=1)
+    latency_shared: int = Field(24, ge=1)
+    latency_constant: int = Field(8, ge=1)
+    latency_branch: int = Field(6, ge=1)
+    sfu_interval: int = Field(4, ge=1, description="cycles between SFU issues (32 lanes / 8)")
+
+
+class CacheConfig(Strict):
+    size_bytes: int = Field(ge=1)
+    ways: int = Field(ge=1)
+    line_bytes: int = Field(128, ge=32)
+    mshrs: int = Field(ge=1)
+    hit_latency: int = Field(ge=1, description="cycles of the cache's clock")
+    enabled: bool = True
+
+
+class L2Config(CacheConfig):
+    slices: int = Field(ge=1)
+    clock_ghz: float = Field(gt=0)
+
+
+class CrossbarConfig(Strict):
+    clock_ghz: float = Field(gt=0)
+    latency: int = Field(ge=0, description="cycles from an SM to an L2 slice (and back)")
+    bytes_per_cycle: int = Field(ge=1, description="per port")
+
+
+class MemoryConfig(Strict):
+    cubes: int = Field(ge=1, description="memory stacks")
+    dram: str = Field(description="DRAM preset of one cube (ndpsim/presets/dram)")
+    dram_overrides: dict = Field(default_factory=dict)
+    mapping: Literal["interleaved", "random-page"] = "interleaved"
+    xor_cube: bool = Field(True, description="XOR higher address bits into the cube index")
+    page_bytes: int = Field(4096, ge=256)
+
+    def dram_preset(self) -> DramPreset:
+        return load_dram_preset(self.dram, self.dram_overrides)
+
+
+class LinkConfig(Strict):
+    host_to_cube_gbps: float = Field(gt=0)
+    cube_to_host_gbps: float = Field(gt=0)
+    cube_to_cube_gbps: float = Field(0, ge=0)
+    cube_topology: Literal["none", "fully-connected", "hypercube", "mesh"] = "none"
+    latency_ns: float = Field(ge=0, description="flight time of a packet (SerDes and wire)")
+    header_bytes: int = Field(16, ge=0, description="bytes of header and tail per packet")
+
+
+class GpuSystemConfig(Strict):
+    name: str
+    description: str = ""
+    kind: Literal["gpu"] = "gpu"
+    sm: SmConfig
+    l1: CacheConfig
+    l2: L2Config
+    crossbar: CrossbarConfig
+    memory: MemoryConfig
+    links: LinkConfig
+    energy: str = Field("default", description="energy table (ndpsim/presets/energy)")
+    seed: int = 0
+
+
+def system_preset_names() -> list[str]:
+    return preset_names("systems")
+
+
+def load_system_config(name: str, overrides: dict | None = None) -> GpuSystemConfig:
+    """A system preset by name with nested overrides applied, fully validated (the DRAM preset
+    it names included)."""
+    path = preset_path("systems", name)
+    config = validate(GpuSystemConfig, merge(load_toml(path), overrides or {}), str(path))
+    config.memory.dram_preset()  # fail now, not when the run starts
+    return config

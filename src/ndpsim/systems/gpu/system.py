@@ -1,0 +1,426 @@
+"""A GPU attached to memory cubes, assembled from a validated config and run on traces.
+
+:class:`GpuSystem` is the one place where the hardware of a GPU system is wired: it builds the
+links and the memory network, the L2 slices, the DRAM of every cube and the address mapping,
+and connects them. :meth:`GpuSystem.run` replays a workload's kernel launches one after the
+other (caches and DRAM state carry over; L1s are flushed between kernels, as GPUs do) and runs
+the compiled model epoch by epoch. A watchdog stops a run that stops making progress, naming
+where its requests are stuck.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ndpsim.engine import events as ev
+from ndpsim.engine.clock import ClockDomain
+from ndpsim.engine.stats import StatsRegistry
+from ndpsim.errors import ConfigError, SimulationError
+from ndpsim.frontend.ir import Module
+from ndpsim.hw import cache as cachemod
+from ndpsim.hw import link as linkmod
+from ndpsim.hw.dram import controller as ctl
+from ndpsim.hw.dram.mapping import AddressMapping
+from ndpsim.hw.gpu import requests as rq
+from ndpsim.hw.gpu import sm as smmod
+from ndpsim.hw.gpu.work import (
+    LINE_BYTES,
+    W_NUM_CTAS,
+    W_NUM_REGISTERS,
+    W_REGISTERS,
+    W_SHARED_BYTES,
+    W_WARPS_PER_CTA,
+    build_kernel_work,
+)
+from ndpsim.hw.network import build_network
+from ndpsim.simt.memory import BASE_ADDRESS, DeviceMemory
+from ndpsim.systems.gpu import model
+from ndpsim.systems.gpu.config import GpuSystemConfig
+from ndpsim.trace.trace import Trace
+
+#: Simulated time between two hand-backs to Python (watchdog checks, progress).
+EPOCH_PS = 20_000_000
+#: Epochs in a row without progress before the watchdog stops the run.
+STALL_EPOCHS = 50
+
+
+@dataclass
+class GpuRunResult:
+    """What a run measured: summary figures and every counter."""
+
+    system: str
+    time_ps: int
+    core_cycles: int
+    kernels: int
+    summary: dict[str, Any]
+    stats: dict[str, Any]
+    wall_seconds: float
+    warp_instructions: int
+    thread_instructions: int
+    memory_requests: int
+    energy: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "system": self.system,
+            "time_ps": self.time_ps,
+            "core_cycles": self.core_cycles,
+            "kernels": self.kernels,
+            "summary": self.summary,
+            "energy_nj": self.energy,
+            "wall_seconds": self.wall_seconds,
+            "stats": self.stats,
+        }
+
+
+def _log2(value: int, what: str) -> int:
+    bits = int(value).bit_length() - 1
+    if value < 1 or 1 << bits != value:
+        raise ConfigError(f"{what} must be a power of two, got {value}")
+    return bits
+
+
+class GpuSystem:
+    """The hardware of one GPU system; :meth:`run` simulates a workload on it."""
+
+    def __init__(self, config: GpuSystemConfig):
+        self.config = config
+        c = config
+        self.core = ClockDomain.from_ghz("sm", c.sm.clock_ghz)
+        self.l2_clock = ClockDomain.from_ghz("l2", c.l2.clock_ghz)
+        self.xbar = ClockDomain.from_ghz("crossbar", c.crossbar.clock_ghz)
+        dram = c.memory.dram_preset()
+        if dram.organization.access_bytes != c.l2.line_bytes:
+            raise ConfigError(
+                f"memory.dram {dram.name!r} moves {dram.organization.access_bytes} B per access; "
+                f"the GPU's {c.l2.line_bytes} B lines need a preset with access_bytes = "
+                f"{c.l2.line_bytes}"
+            )
+        if c.l1.line_bytes != LINE_BYTES or c.l2.line_bytes != LINE_BYTES:
+            raise ConfigError(f"l1.line_bytes and l2.line_bytes must be {LINE_BYTES}")
+        self.dram_preset = dram
+        cubes = c.memory.cubes
+        self.channels_per_cube = dram.organization.channels
+        org = dram.organization.model_copy(update={"channels": cubes * dram.organization.channels})
+        self.system_dram = dram.model_copy(update={"organization": org})
+        self.capacity_bytes = cubes * dram.organization.capacity_bytes
+        self.network = build_network(cubes, host=True, topology=c.links.cube_topology)
+        self.mapping = self._mapping()
+
+    # ----------------------------------------------------------------------- wiring
+    def _mapping(self) -> AddressMapping:
+        c = self.config
+        o = self.dram_preset.organization
+        cube_bits = _log2(c.memory.cubes, "memory.cubes")
+        fields = [
+            ("channel", _log2(o.channels, "DRAM channels")),
+            ("column", _log2(o.columns, "DRAM columns")),
+            ("rank", _log2(o.ranks, "DRAM ranks")),
+            ("bankgroup", _log2(o.bankgroups, "DRAM bank groups")),
+            ("bank", _log2(o.banks, "DRAM banks")),
+            ("row", _log2(o.rows, "DRAM rows")),
+        ]
+        line_bits = _log2(LINE_BYTES, "line size")
+        if c.memory.mapping == "interleaved":
+            # consecutive lines over cubes, then vaults (TOM sec. 5.1)
+            layout = [("offset", line_bits), ("cube", cube_bits), *fields]
+        else:
+            # a page lives in one cube (random page placement, SNDP sec. 5): lines of a page
+            # interleave over that cube's vaults, the cube comes from the page frame number
+            below = _log2(c.memory.page_bytes, "memory.page_bytes") - line_bits
+            inside: list[tuple[str, int]] = []
+            rest = dict(fields)
+            for name, width in fields:
+                take = min(width, below)
+                if take:
+                    inside.append((name, take))
+                    rest[name] -= take
+                    below -= take
+            if below > 0:
+                raise ConfigError("memory.page_bytes is larger than one cube's address space")
+            above = [(name, rest[name]) for name, _ in fields if rest[name]]
+            layout = [("offset", line_bits), *inside, ("cube", cube_bits), *above]
+        xor = {}
+        if c.memory.xor_cube and c.memory.mapping == "interleaved" and cube_bits:
+            mapping = AddressMapping.from_layout(layout)
+            row_bits = mapping.bits["row"]
+            xor = {"cube": row_bits[:cube_bits]}
+        return AddressMapping.from_layout(layout, xor)
+
+    def _page_table(self, memory: DeviceMemory, seed: int):
+        c = self.config.memory
+        shift = _log2(c.page_bytes, "memory.page_bytes")
+        pages = max(1, -(-memory.size_bytes // c.page_bytes))
+        frames = self.capacity_bytes // c.page_bytes
+        if pages > frames:
+            raise ConfigError(
+                f"the workload uses {memory.size_bytes} bytes, more than the system's "
+                f"{self.capacity_bytes} bytes of memory"
+            )
+        if c.mapping == "random-page":
+            table = np.random.default_rng([seed, 4096]).permutation(frames)[:pages]
+        else:
+            table = np.arange(pages)
+        return table.astype(np.int64), BASE_ADDRESS >> shift, shift
+
+    def _links(self):
+        c = self.config
+        net = self.network
+        bandwidth, latency = [], []
+        link_ps = round(c.links.latency_ns * 1000)
+        for kind in net.kinds:
+            bandwidth.append({"host-to-cube": c.links.host_to_cube_gbps,
+                              "cube-to-host": c.links.cube_to_host_gbps,
+                              "cube": c.links.cube_to_cube_gbps or 1.0}[kind])  # fmt: skip
+            latency.append(link_ps)
+        port_gbps = c.crossbar.bytes_per_cycle * c.crossbar.clock_ghz
+        xbar_ps = self.xbar.time(c.crossbar.latency)
+        first_sm_port = len(bandwidth)
+        bandwidth += [port_gbps] * c.sm.count
+        latency += [xbar_ps] * c.sm.count
+        first_slice_port = len(bandwidth)
+        bandwidth += [port_gbps] * c.l2.slices
+        latency += [0] * c.l2.slices
+        links = linkmod.build_links(bandwidth, latency)
+        sm_ports = np.arange(first_sm_port, first_sm_port + c.sm.count, dtype=np.int64)
+        slice_ports = np.arange(first_slice_port, first_slice_port + c.l2.slices, dtype=np.int64)
+        return links, sm_ports, slice_ports
+
+    def _sm_params(self) -> np.ndarray:
+        c = self.config.sm
+        p = np.zeros(smmod.SM_PARAMS, dtype=np.int64)
+        period = self.core.period_ps
+        p[smmod.S_COUNT] = c.count
+        p[smmod.S_SLOTS] = c.warps
+        p[smmod.S_CTAS] = c.ctas
+        p[smmod.S_REGISTERS] = c.registers
+        p[smmod.S_SHARED] = c.shared_bytes
+        p[smmod.S_SCHEDULERS] = c.schedulers
+        p[smmod.S_POLICY] = smmod.GTO if c.scheduler == "gto" else smmod.LRR
+        p[smmod.S_PERIOD] = period
+        p[smmod.S_LAT_ALU] = c.latency_alu * period
+        p[smmod.S_LAT_SFU] = c.latency_sfu * period
+        p[smmod.S_LAT_SHARED] = c.latency_shared * period
+        p[smmod.S_LAT_CONSTANT] = c.latency_constant * period
+        p[smmod.S_LAT_BRANCH] = c.latency_branch * period
+        p[smmod.S_LAT_L1] = self.config.l1.hit_latency * period
+        p[smmod.S_SFU_INTERVAL] = c.sfu_interval
+        p[smmod.S_LOAD_SLOTS] = c.load_slots
+        p[smmod.S_HEADER_BYTES] = 8  # crossbar flit header
+        p[smmod.S_L1_ENABLED] = int(self.config.l1.enabled)
+        return p
+
+    def _memory_side(self, slice_ports) -> model.MemorySide:
+        c = self.config
+        p = np.zeros(model.MEM_PARAMS, dtype=np.int64)
+        p[model.M_SLICES] = c.l2.slices
+        p[model.M_L2_LATENCY] = self.l2_clock.time(c.l2.hit_latency)
+        p[model.M_L2_PERIOD] = self.l2_clock.period_ps
+        p[model.M_XBAR_LATENCY] = self.xbar.time(c.crossbar.latency)
+        p[model.M_HEADER] = c.links.header_bytes
+        p[model.M_LINE] = LINE_BYTES
+        p[model.M_TCK] = self.dram_preset.timing.tCK_ps
+        p[model.M_CUBES] = c.memory.cubes
+        p[model.M_CHANNELS_PER_CUBE] = self.channels_per_cube
+        p[model.M_L2_ENABLED] = int(c.l2.enabled)
+        bits, xor = self.mapping.arrays()
+        net = self.network
+        channels = self.system_dram.organization.channels
+        return model.MemorySide(
+            params=p,
+            slice_port=slice_ports,
+            to_cube=np.array([net.link_id(net.host, k) for k in range(net.cubes)], np.int64),
+            from_cube=np.array([net.link_id(k, net.host) for k in range(net.cubes)], np.int64),
+            map_bits=bits,
+            map_xor=xor,
+            backlog_head=np.full(channels, -1, dtype=np.int64),
+            backlog_tail=np.full(channels, -1, dtype=np.int64),
+            tick_at=np.full(channels, smmod.NEVER, dtype=np.int64),
+            mshr_wait_head=np.full(c.l2.slices, -1, dtype=np.int64),
+            mshr_wait_tail=np.full(c.l2.slices, -1, dtype=np.int64),
+            fields=np.zeros(7, dtype=np.int64),
+            nodes=np.zeros(5, dtype=np.int64),
+            stats=np.zeros((c.l2.slices, len(model.L2_STAT_NAMES)), dtype=np.int64),
+            progress=np.zeros(2, dtype=np.int64),
+        )
+
+    # --------------------------------------------------------------------------- run
+    def run(self, traces: list[Trace], module: Module, memory: DeviceMemory,
+            seed: int | None = None) -> GpuRunResult:  # fmt: skip
+        """Simulate the launches of one workload run, in order, on fresh hardware."""
+        c = self.config
+        start_wall = time.perf_counter()
+        seed = c.seed if seed is None else seed
+        links, sm_ports, slice_ports = self._links()
+        mem = self._memory_side(slice_ports)
+        l2 = cachemod.build_caches(c.l2.slices, c.l2.size_bytes // c.l2.slices, c.l2.ways,
+                                   LINE_BYTES, c.l2.mshrs)  # fmt: skip
+        l1 = cachemod.build_caches(c.sm.count, c.l1.size_bytes, c.l1.ways, LINE_BYTES,
+                                   c.l1.mshrs)  # fmt: skip
+        dram = ctl.build_dram_state(self.system_dram)
+        pool = rq.request_pool(1 << 18)
+        events = ev.event_queue(1 << 18)
+        page = self._page_table(memory, seed)
+        sm_params = self._sm_params()
+        sm_stats = np.zeros((c.sm.count, len(smmod.SM_STAT_NAMES)), dtype=np.int64)
+        now = 0
+        instructions = threads = 0
+        for trace in traces:
+            work = build_kernel_work(trace, module)
+            sm = smmod.build_sm_state(sm_params.copy(), int(work.params[W_NUM_REGISTERS]),
+                                      int(work.params[W_NUM_CTAS]))  # fmt: skip
+            l1.tags[:] = cachemod.INVALID  # L1s are not coherent: flushed at kernel boundaries
+            smmod.dispatch_initial(sm, work, now)
+            if sm.counters[0] == 0 and work.params[W_NUM_CTAS] > 0:
+                raise ConfigError(self._does_not_fit(trace, work))
+            sm_last = np.full(c.sm.count, now - self.core.period_ps, dtype=np.int64)
+            now, events = self._run_kernel(sm, work, l1, pool, links, events, sm_ports, page,
+                                           mem, l2, dram, sm_last, now, trace)  # fmt: skip
+            sm_stats += sm.stats
+            instructions += trace.num_warp_instructions
+            threads += trace.num_thread_instructions
+        wall = time.perf_counter() - start_wall
+        return self._result(now, len(traces), sm_stats, mem, links, dram, instructions, threads,
+                            wall)  # fmt: skip
+
+    def _does_not_fit(self, trace, work) -> str:
+        c = self.config.sm
+        wpc = int(work.params[W_WARPS_PER_CTA])
+        regs = ((int(work.params[W_REGISTERS]) * 32 + 255) // 256) * 256 * wpc
+        return (
+            f"kernel {trace.info.kernel!r} does not fit on an SM: a CTA needs {wpc} warps, "
+            f"{regs} registers and {int(work.params[W_SHARED_BYTES])} B of shared memory; an "
+            f"SM has {c.warps} warps, {c.registers} registers and {c.shared_bytes} B"
+        )
+
+    def _run_kernel(self, sm, work, l1, pool, links, events, sm_ports, page, mem, l2, dram,
+                    sm_last, start, trace):  # fmt: skip
+        until = start + EPOCH_PS
+        quiet = 0
+        last_progress = None
+        while True:
+            status, reached = model.advance(sm, work, l1, pool, links, events, sm_ports, page,
+                                            mem, l2, dram, sm_last, until)  # fmt: skip
+            if status == model.FINISHED:
+                break
+            if status == model.EVENTS_FULL:
+                events = ev.grown(events)
+                continue
+            if status == model.STUCK:
+                raise SimulationError(self._diagnose(sm, mem, dram, pool, trace, reached))
+            progress = (int(sm.stats[:, smmod.T_ISSUED].sum()), int(mem.progress[0]))
+            quiet = quiet + 1 if progress == last_progress else 0
+            last_progress = progress
+            if quiet >= STALL_EPOCHS:
+                raise SimulationError(self._diagnose(sm, mem, dram, pool, trace, reached))
+            until += EPOCH_PS
+        end = max(reached, start)
+        return end, events
+
+    def _diagnose(self, sm, mem, dram, pool, trace, now) -> str:
+        waiting = int((sm.slot_state == smmod.ACTIVE).sum())
+        at_barrier = int((sm.slot_state == smmod.BARRIER).sum())
+        queued = int(dram.q_count.sum())
+        backlog = int((mem.backlog_head >= 0).sum())
+        idle_channels = [
+            int(ch) for ch in np.flatnonzero(dram.q_count.sum(axis=1) > 0)
+            if mem.tick_at[ch] >= smmod.NEVER
+        ]  # fmt: skip
+        parts = [
+            f"kernel {trace.info.kernel!r} stopped making progress at {now} ps",
+            f"{int(sm.counters[3])} of {trace.info.num_ctas} CTAs finished",
+            f"{waiting} warps waiting for operands, {at_barrier} at a barrier",
+            f"{rq.in_use(pool)} memory requests in flight",
+            f"{queued} in DRAM queues, {backlog} channels with a backlog",
+        ]
+        if idle_channels:
+            parts.append(f"DRAM channels {idle_channels[:8]} hold requests but never tick")
+        return "; ".join(parts)
+
+    # ------------------------------------------------------------------------ results
+    def _result(self, time_ps, kernels, sm_stats, mem, links, dram, instructions, threads, wall):
+        c = self.config
+        registry = StatsRegistry()
+        registry.adopt("sm", smmod.SM_STAT_NAMES, sm_stats)
+        registry.adopt("l2", model.L2_STAT_NAMES, mem.stats)
+        registry.adopt("dram", ctl.STAT_NAMES, dram.stats)
+        link_names = [f"{cls}_{what}" for cls in linkmod.CLASS_NAMES for what in ("bytes",
+                                                                              "packets")]  # fmt: skip
+        traffic = links.traffic.reshape(links.traffic.shape[0], -1)
+        labels = [f"{self._link_label(i)}" for i in range(traffic.shape[0])]
+        registry.adopt("links", link_names, traffic, labels)
+        busy = links.busy_ps.reshape(-1, 1)
+        registry.adopt("link_busy", ["busy_ps"], busy, labels)
+        cycles = max(1, self.core.cycles(time_ps))
+        summary = self._summary(registry, time_ps, cycles, instructions, threads, links)
+        memory_requests = int(sm_stats[:, smmod.T_LOADS].sum() + sm_stats[:, smmod.T_STORES].sum()
+                              + sm_stats[:, smmod.T_ATOMICS].sum())  # fmt: skip
+        return GpuRunResult(
+            system=c.name,
+            time_ps=int(time_ps),
+            core_cycles=cycles,
+            kernels=kernels,
+            summary=summary,
+            stats=registry.as_dict(),
+            wall_seconds=wall,
+            warp_instructions=instructions,
+            thread_instructions=threads,
+            memory_requests=memory_requests,
+        )
+
+    def _link_label(self, i: int) -> str:
+        net = self.network
+        if i < len(net.links):
+            a, b = net.links[i]
+            name = lambda n: "gpu" if n == net.host else f"cube{n}"  # noqa: E731
+            return f"{name(a)}->{name(b)}"
+        i -= len(net.links)
+        if i < self.config.sm.count:
+            return f"sm{i}->xbar"
+        return f"l2slice{i - self.config.sm.count}->xbar"
+
+    def _summary(self, registry, time_ps, cycles, instructions, threads, links):
+        net = self.network
+        totals = lambda path: registry.totals(path)  # noqa: E731
+        sm, l2, dram = totals("sm"), totals("l2"), totals("dram")
+        per_link = links.traffic[:, :, 0].sum(axis=1)
+        seconds = time_ps * 1e-12
+
+        def channel(kind):
+            ids = [i for i, k in enumerate(net.kinds) if k == kind]
+            moved = int(per_link[ids].sum()) if ids else 0
+            return {"bytes": moved, "gbps": moved / seconds / 1e9 if seconds else 0.0,
+                    "utilization": float(links.busy_ps[ids].sum() / (time_ps * len(ids)))
+                    if ids and time_ps else 0.0}  # fmt: skip
+
+        row_total = dram["row_hits"] + dram["row_misses"] + dram["row_conflicts"]
+        return {
+            "core_cycles": cycles,
+            "time_us": time_ps / 1e6,
+            "warp_instructions": instructions,
+            "thread_instructions": threads,
+            "ipc": threads / cycles,
+            "warp_ipc": instructions / cycles,
+            "links": {
+                "gpu_to_memory": channel("host-to-cube"),
+                "memory_to_gpu": channel("cube-to-host"),
+                "memory_to_memory": channel("cube"),
+            },
+            "dram_row_hit_rate": dram["row_hits"] / row_total if row_total else 0.0,
+            "dram_reads": dram["reads"],
+            "dram_writes": dram["writes"],
+            "l1_hit_rate": sm["l1_hits"] / sm["l1_accesses"] if sm["l1_accesses"] else 0.0,
+            "l2_hit_rate": l2["hits"] / l2["accesses"] if l2["accesses"] else 0.0,
+            "stall_breakdown": {
+                "unit_busy": sm["no_issue_unit_busy"],
+                "dependency": sm["no_issue_dependency"],
+                "idle": sm["no_issue_idle"],
+            },
+        }
+
+
+__all__ = ["GpuRunResult", "GpuSystem"]
