@@ -62,13 +62,13 @@ GTO, LRR = 0, 1
 (T_ISSUED, T_THREAD_INSTRUCTIONS, T_ACTIVE_CYCLES, T_STALL_UNIT, T_STALL_DEPENDENCY,
  T_STALL_IDLE, T_L1_ACCESSES, T_L1_HITS, T_L1_MISSES, T_L1_MERGES, T_LOADS, T_STORES,
  T_ATOMICS, T_SHARED_ACCESSES, T_CTAS, T_ALU, T_SFU, T_MEMORY, T_BRANCH,
- T_BARRIERS) = range(20)  # fmt: skip
+ T_BARRIERS, T_EVALUATED) = range(21)  # fmt: skip
 SM_STAT_NAMES = (
     "warp_instructions", "thread_instructions", "active_cycles", "no_issue_unit_busy",
     "no_issue_dependency", "no_issue_idle", "l1_accesses", "l1_hits", "l1_misses",
     "l1_mshr_merges", "load_transactions", "store_transactions", "atomic_transactions",
     "shared_accesses", "ctas", "alu_instructions", "sfu_instructions", "memory_instructions",
-    "branch_instructions", "barriers",
+    "branch_instructions", "barriers", "cycles_evaluated",
 )  # fmt: skip
 
 # events the SM emits for the memory system
@@ -81,7 +81,8 @@ class SmState(NamedTuple):
     slot_cta: np.ndarray  # int64[sms, slots]
     slot_pos: np.ndarray  # int64[sms, slots]: next instruction
     slot_end: np.ndarray
-    slot_ready: np.ndarray  # ps: earliest issue time of the next instruction (NEVER: blocked)
+    slot_ready: np.ndarray  # ps: earliest issue time of the next instruction; NEVER for a slot
+    # that cannot issue (free, at a barrier, draining), so one comparison filters a slot
     slot_state: np.ndarray
     slot_age: np.ndarray  # dispatch order, for "oldest first"
     reg_ready: np.ndarray  # int64[sms, slots, registers]: ps the value is available
@@ -494,23 +495,16 @@ def cycle(sm, work, l1, pool, links, events, port, page, s, now):
     schedulers = p[S_SCHEDULERS]
     slots = sm.slot_warp.shape[1]
     issued_total = 0
+    sm.stats[s, T_EVALUATED] += 1
     next_try = NEVER
     for k in range(schedulers):
         # Candidates in priority order: GTO tries the last issued slot first, then the oldest;
         # LRR starts after the last slot it served.
         best = -1
         best_age = NEVER
-        any_active = False
         unit_blocked = False
         last = sm.sched_last[s, k]
         for w in range(k, slots, schedulers):
-            state = sm.slot_state[s, w]
-            if state == FREE:
-                continue
-            if state != ACTIVE:
-                any_active = any_active or state == BARRIER
-                continue
-            any_active = True
             ready_at = sm.slot_ready[s, w]
             if ready_at > now:
                 if ready_at < next_try:
@@ -535,7 +529,7 @@ def cycle(sm, work, l1, pool, links, events, port, page, s, now):
         if best < 0:
             if unit_blocked:
                 sm.stats[s, T_STALL_UNIT] += 1
-            elif any_active:
+            elif sm.sm_warps[s] > 0:
                 sm.stats[s, T_STALL_DEPENDENCY] += 1
             else:
                 sm.stats[s, T_STALL_IDLE] += 1

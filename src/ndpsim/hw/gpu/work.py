@@ -109,43 +109,57 @@ def registers_per_thread(function: Function, module_path: str | None) -> int:
     return max(most, 4)
 
 
+def _unique_pairs(group: np.ndarray, value: np.ndarray):
+    """Distinct (group, value) pairs sorted by group then value, and how often each occurs.
+    Both are packed into one int64 key when they fit, so a 1-D radix sort does the work."""
+    if group.size == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    low = int(value.min())
+    span = int(value.max()) - low
+    value_bits = max(1, span.bit_length())
+    if int(group.max()).bit_length() + value_bits <= 62:
+        keys = np.sort((group << value_bits) | (value - low), kind="stable")
+        first = np.r_[True, keys[1:] != keys[:-1]]
+        counts = np.diff(np.r_[np.flatnonzero(first), len(keys)])
+        unique = keys[first]
+        return unique >> value_bits, (unique & ((1 << value_bits) - 1)) + low, counts
+    order = np.lexsort((value, group))
+    g, v = group[order], value[order]
+    first = np.r_[True, (g[1:] != g[:-1]) | (v[1:] != v[:-1])]
+    counts = np.diff(np.r_[np.flatnonzero(first), len(g)])
+    return g[first], v[first], counts
+
+
 def _coalesce(trace: Trace, mem_order: np.ndarray):
     """Line transactions of the memory records, in ``mem_order``; and shared bank conflicts."""
     counts = popcount(trace.mem_mask)
-    record_of_lane = np.repeat(np.arange(len(counts)), counts)
-    spaces = trace.mem_space
-    global_like = spaces != MemorySpace.SHARED
-    # Transactions: unique (record, line) pairs of global-like records, in record order.
-    lane_global = global_like[record_of_lane]
-    lines = (trace.addresses >> np.uint64(LINE_SHIFT)).astype(np.int64)
-    size = trace.mem_size.astype(np.int64)[record_of_lane]
-    rec = record_of_lane[lane_global]
-    keys = np.stack([rec, lines[lane_global]])
-    if rec.size:
-        order = np.lexsort(keys[::-1])
-        rec_sorted, line_sorted = rec[order], keys[1][order]
-        bytes_sorted = size[lane_global][order]
-        changes = (rec_sorted[1:] != rec_sorted[:-1]) | (line_sorted[1:] != line_sorted[:-1])
-        first = np.r_[True, changes]
-        group = np.cumsum(first) - 1
-        tx_rec = rec_sorted[first]
-        tx_line = line_sorted[first]
-        tx_bytes = np.minimum(np.bincount(group, weights=bytes_sorted).astype(np.int64), LINE_BYTES)
+    record_of_lane = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    global_like = (trace.mem_space != MemorySpace.SHARED)[record_of_lane]
+    # Transactions: distinct (record, line) pairs of global-like records, with the bytes of the
+    # lanes that touch each line.
+    rec = record_of_lane[global_like]
+    lines = (trace.addresses[global_like] >> np.uint64(LINE_SHIFT)).astype(np.int64)
+    lane_bytes = trace.mem_size.astype(np.int64)[rec]
+    tx_rec, tx_line, lanes_per_tx = _unique_pairs(rec, lines)
+    if len(tx_rec):
+        same_size = np.bincount(rec, weights=lane_bytes) / np.maximum(
+            np.bincount(rec), 1
+        )  # bytes per lane of each record
+        tx_bytes = np.minimum(lanes_per_tx * same_size[tx_rec], LINE_BYTES).astype(np.int64)
     else:
-        tx_rec = tx_line = tx_bytes = np.zeros(0, dtype=np.int64)
+        tx_bytes = np.zeros(0, dtype=np.int64)
     n_rec = len(counts)
     tx_count = np.bincount(tx_rec, minlength=n_rec).astype(np.int64)
     tx_start = np.concatenate([[0], np.cumsum(tx_count)[:-1]]).astype(np.int64)
-    # Shared-memory bank conflicts: per record, the most distinct 4-byte words in any bank.
+    # Shared-memory bank conflicts: per record, the most distinct 4-byte words any bank serves.
     conflict = np.ones(n_rec, dtype=np.int64)
-    shared = ~lane_global
+    shared = ~global_like
     if shared.any():
         words = (trace.addresses[shared] >> np.uint64(2)).astype(np.int64)
-        srec = record_of_lane[shared]
-        banks = words & 31
-        triples = np.unique(np.stack([srec, banks, words]), axis=1)
-        per_bank = np.unique(triples[:2], axis=1, return_counts=True)
-        np.maximum.at(conflict, per_bank[0][0], per_bank[1])
+        word_rec, word, _ = _unique_pairs(record_of_lane[shared], words)
+        bank_rec, _, per_bank = _unique_pairs(word_rec, word & 31)
+        np.maximum.at(conflict, bank_rec, per_bank)
     # Put the records (and their transactions) in instruction order.
     old_first = tx_start[mem_order]
     count = tx_count[mem_order]
@@ -159,16 +173,20 @@ def build_kernel_work(trace: Trace, module: Module) -> KernelWork:
     ``module``."""
     info = trace.info
     function = module.function(info.kernel)
-    rows = trace.instructions()
-    order = np.lexsort((rows["seq"], rows["warp"]))
-    warp = rows["warp"][order].astype(np.int64)
     first_warp = info.cta_begin * info.warps_per_cta
     num_warps = (info.cta_end - info.cta_begin) * info.warps_per_cta
-    local_warp = warp - first_warp
-    counts = np.bincount(local_warp, minlength=num_warps).astype(np.int64)
+    # Each warp's stream in order: sort the runs (not the instructions) by warp, then position.
+    run_warp = trace.run_warp.astype(np.int64) - first_warp
+    order = np.argsort((run_warp << 32) | trace.run_seq, kind="stable")
+    lengths = trace.run_length.astype(np.int64)[order]
+    counts = np.bincount(run_warp, weights=trace.run_length, minlength=num_warps).astype(np.int64)
     warp_first = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-    inst_pc = rows["pc"][order].astype(np.int64)
-    inst_lanes = popcount(rows["mask"][order])
+    run_index = np.repeat(np.arange(len(order)), lengths)
+    step = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(
+        np.cumsum(lengths) - lengths, lengths
+    )
+    inst_pc = trace.run_pc.astype(np.int64)[order][run_index] + step
+    inst_lanes = popcount(trace.run_mask[order])[run_index]
     # memory records -> instruction index (stream position of their warp)
     mem_inst = warp_first[trace.mem_warp.astype(np.int64) - first_warp] + trace.mem_seq
     mem_order = np.argsort(mem_inst, kind="stable")

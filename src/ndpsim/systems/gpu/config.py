@@ -11,6 +11,8 @@ from typing import Literal
 from pydantic import Field
 
 from ndpsim.config import Strict, load_toml, merge, preset_names, preset_path, validate
+from ndpsim.errors import ConfigError
+from ndpsim.energy import load_energy_table
 from ndpsim.hw.dram.spec import DramPreset, load_dram_preset
 
 
@@ -91,10 +93,24 @@ def system_preset_names() -> list[str]:
     return preset_names("systems")
 
 
+def _preset_data(name: str, seen: tuple[str, ...] = ()) -> tuple[dict, str]:
+    """A preset file's contents, laid over the preset it names as ``base`` (if any)."""
+    if name in seen:
+        raise ConfigError(f"system presets form a loop: {' -> '.join((*seen, name))}")
+    path = preset_path("systems", name)
+    data = load_toml(path)
+    base = data.pop("base", None)
+    if base is not None:
+        parent, _ = _preset_data(str(base), (*seen, name))
+        data = merge(parent, data)
+    return data, str(path)
+
+
 def load_system_config(name: str, overrides: dict | None = None) -> GpuSystemConfig:
     """A system preset by name with nested overrides applied, fully validated (the DRAM preset
-    it names included)."""
-    path = preset_path("systems", name)
-    config = validate(GpuSystemConfig, merge(load_toml(path), overrides or {}), str(path))
+    and energy table it names included)."""
+    data, source = _preset_data(name)
+    config = validate(GpuSystemConfig, merge(data, overrides or {}), source)
     config.memory.dram_preset()  # fail now, not when the run starts
+    load_energy_table(config.energy)
     return config

@@ -239,12 +239,13 @@ def _l2_fill(mem, l2, links, events, pool, rid, now):
         nxt = pool.fields[waiter, rq.Q_L2_NEXT]
         _respond(mem, links, events, pool, waiter, slice_, now)
         waiter = nxt
-    # An MSHR is free again: the oldest request waiting for one tries again now.
-    blocked = mem.mshr_wait_head[slice_]
-    if blocked >= 0:
+    # An MSHR is free again: requests waiting for one go on, oldest first, for as long as
+    # MSHRs stay free (one that hits or merges takes none, so the next may go too).
+    while mem.mshr_wait_head[slice_] >= 0 and l2.mshr_used[slice_] < l2.mshr_line.shape[1]:
+        blocked = mem.mshr_wait_head[slice_]
         mem.mshr_wait_head[slice_] = pool.fields[blocked, rq.Q_L2_NEXT]
         pool.fields[blocked, rq.Q_L2_NEXT] = -1
-        ev.push(events, now, EV_L2_REQUEST, blocked, 0)
+        _l2_request(mem, l2, links, events, pool, blocked, now)
 
 
 @njit(cache=True, inline="always")

@@ -18,6 +18,7 @@ import numpy as np
 
 from ndpsim.engine import events as ev
 from ndpsim.engine.clock import ClockDomain
+from ndpsim.energy import gpu_energy, load_energy_table
 from ndpsim.engine.stats import StatsRegistry
 from ndpsim.errors import ConfigError, SimulationError
 from ndpsim.frontend.ir import Module
@@ -359,17 +360,39 @@ class GpuSystem:
         summary = self._summary(registry, time_ps, cycles, instructions, threads, links)
         memory_requests = int(sm_stats[:, smmod.T_LOADS].sum() + sm_stats[:, smmod.T_STORES].sum()
                               + sm_stats[:, smmod.T_ATOMICS].sum())  # fmt: skip
+        stats = registry.as_dict()
+        net = self.network
+        cube_links = [i for i, k in enumerate(net.kinds)]
+        capacity = sum(
+            {"host-to-cube": c.links.host_to_cube_gbps, "cube-to-host": c.links.cube_to_host_gbps,
+             "cube": c.links.cube_to_cube_gbps}[net.kinds[i]] for i in cube_links
+        )  # fmt: skip
+        per_link = links.traffic[:, :, 0].sum(axis=1)
+        org = self.dram_preset.organization
+        energy = gpu_energy(
+            load_energy_table(c.energy),
+            stats,
+            core_cycles=cycles,
+            sm_count=c.sm.count,
+            time_ps=int(time_ps),
+            link_capacity_gbps=capacity,
+            cube_link_bytes=int(per_link[cube_links].sum()),
+            crossbar_bytes=int(per_link[len(net.links):].sum()),
+            row_bytes=org.row_bytes,
+            access_bytes=org.access_bytes,
+        )
         return GpuRunResult(
             system=c.name,
             time_ps=int(time_ps),
             core_cycles=cycles,
             kernels=kernels,
             summary=summary,
-            stats=registry.as_dict(),
+            stats=stats,
             wall_seconds=wall,
             warp_instructions=instructions,
             thread_instructions=threads,
             memory_requests=memory_requests,
+            energy=energy,
         )
 
     def _link_label(self, i: int) -> str:

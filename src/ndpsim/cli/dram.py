@@ -1,0 +1,65 @@
+"""``ndpsim dram-trace``: the DRAM model alone, driven by a memory trace."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from ndpsim.cli.main import app, console, reports_errors
+from ndpsim.config import parse_overrides
+from ndpsim.hw.dram.spec import dram_preset_names, load_dram_preset
+from ndpsim.systems.dram_trace import run_dram_trace
+from ndpsim.traceio.ramulator import read_ldst
+
+
+@app.command("dram-trace")
+@reports_errors
+def dram_trace(
+    trace: Path = typer.Argument(..., help="Ramulator LD/ST text trace, or .npz (addr, is_write)."),
+    preset: str = typer.Option("hbm2", "--preset", "-p",
+                               help=f"DRAM preset: {', '.join(dram_preset_names())}."),  # fmt: skip
+    inject_per_cycle: int = typer.Option(
+        8, "--inject-per-cycle", "-k", min=1, help="Requests the front end offers per cycle."
+    ),
+    overrides: list[str] = typer.Option(
+        [], "--set", help="Override a preset key, e.g. --set controller.refresh=false."
+    ),
+    json_path: Path = typer.Option(None, "--json", help="Also write the figures as JSON."),
+) -> None:
+    """Run a trace through one DRAM device and print cycles, row-buffer outcomes, latency."""
+    config = load_dram_preset(preset, parse_overrides(overrides))
+    addresses, writes = read_ldst(trace)
+    result = run_dram_trace(config, addresses, writes, inject_per_cycle=inject_per_cycle)
+    s = result.stats
+    figures = {
+        "trace": str(trace),
+        "preset": config.name,
+        "requests": result.requests,
+        "inject_per_cycle": inject_per_cycle,
+        "cycles": result.cycles,
+        "row_hits": s["row_hits"],
+        "row_misses": s["row_misses"],
+        "row_conflicts": s["row_conflicts"],
+        "average_read_latency_cycles": result.average_read_latency_cycles,
+        "bandwidth_gbps": result.bandwidth_gbps(config.organization.access_bytes),
+        "refreshes": s["refreshes"],
+        "wall_seconds": result.wall_seconds,
+        "requests_per_second": result.requests_per_second,
+    }
+    table = Table(title=f"{trace.name} on {config.name} (K = {inject_per_cycle})",
+                  title_justify="left", show_header=False)  # fmt: skip
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    table.add_row("requests", f"{result.requests:,}")
+    table.add_row("DRAM cycles", f"{result.cycles:,}")
+    table.add_row("row hits / misses / conflicts",
+                  f"{s['row_hits']:,} / {s['row_misses']:,} / {s['row_conflicts']:,}")  # fmt: skip
+    table.add_row("average read latency", f"{result.average_read_latency_cycles:.1f} cycles")
+    table.add_row("bandwidth", f"{figures['bandwidth_gbps']:.1f} GB/s")
+    table.add_row("simulated requests per wall second", f"{result.requests_per_second:,.0f}")
+    console.print(table)
+    if json_path is not None:
+        json_path.write_text(json.dumps(figures, indent=2))

@@ -1,0 +1,86 @@
+"""``ndpsim run``: one workload on one system, summarized, with every counter written as JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from ndpsim.cli.main import app, console, reports_errors
+from ndpsim.config import parse_overrides
+from ndpsim.systems.gpu import GpuSystem, load_system_config, system_preset_names
+from ndpsim.workloads import SIZES, get_workload, kernel_module, run_workload
+
+
+@app.command()
+@reports_errors
+def run(
+    system: str = typer.Option(..., "--system", help="System preset (see --list-systems)."),
+    workload: str = typer.Option(..., "--workload", "-w", help="Workload of the suite."),
+    size: str = typer.Option("small", "--size", "-s", help=f"One of {', '.join(SIZES)}."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the inputs and of random placements."),
+    overrides: list[str] = typer.Option(
+        [], "--set", help="Override a config key, e.g. --set sm.count=64 (repeatable)."
+    ),
+    json_path: Path = typer.Option(
+        None, "--json", help="Where to write every counter (default results/run-...json)."
+    ),
+) -> None:
+    """Simulate a workload of the suite on a system preset and print a summary."""
+    config = load_system_config(system, parse_overrides(overrides))
+    get_workload(workload)  # unknown names fail before the long parts
+    with console.status(f"interpreting {workload} ({size})"):
+        functional = run_workload(workload, size, seed)
+    if not functional.check.passed:
+        console.print(f"[yellow]warning:[/] {workload} differs from its reference: "
+                      f"{functional.check.detail}")  # fmt: skip
+    with console.status(f"simulating {workload} on {config.name}"):
+        result = GpuSystem(config).run(
+            functional.traces, kernel_module(functional.workload.module_name),
+            functional.memory, seed=seed,
+        )  # fmt: skip
+    path = json_path or Path("results") / f"run-{config.name}-{workload}-{size}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    document = {"workload": workload, "size": size, "seed": seed, **result.as_dict()}
+    path.write_text(json.dumps(document, indent=2))
+    _print_summary(config.name, workload, size, result)
+    console.print(f"full statistics: {path}")
+
+
+def _print_summary(system: str, workload: str, size: str, result) -> None:
+    s = result.summary
+    table = Table(title=f"{workload} ({size}) on {system}", title_justify="left",
+                  show_header=False)  # fmt: skip
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    table.add_row("core cycles", f"{s['core_cycles']:,}")
+    table.add_row("simulated time", f"{s['time_us']:.2f} us")
+    table.add_row("IPC (thread instructions per cycle)", f"{s['ipc']:.1f}")
+    table.add_row("warp instructions", f"{s['warp_instructions']:,}")
+    for label, key in (("GPU -> memory (TX)", "gpu_to_memory"), ("memory -> GPU (RX)",
+                       "memory_to_gpu"), ("memory <-> memory", "memory_to_memory")):  # fmt: skip
+        link = s["links"][key]
+        table.add_row(label, f"{link['bytes']:,} B, {link['gbps']:.1f} GB/s, "
+                             f"{100 * link['utilization']:.0f}% busy")  # fmt: skip
+    table.add_row("DRAM row-buffer hit rate", f"{100 * s['dram_row_hit_rate']:.1f}%")
+    table.add_row("L1 hit rate", f"{100 * s['l1_hit_rate']:.1f}%")
+    table.add_row("L2 hit rate", f"{100 * s['l2_hit_rate']:.1f}%")
+    energy = result.energy
+    parts = ", ".join(f"{k} {v / 1000:.2f}" for k, v in energy.items() if k != "total")
+    table.add_row("energy (uJ)", f"{energy['total'] / 1000:.2f} ({parts})")
+    table.add_row("wall time", f"{result.wall_seconds:.2f} s")
+    console.print(table)
+
+
+@app.command("systems")
+@reports_errors
+def list_systems() -> None:
+    """List the system presets."""
+    table = Table()
+    table.add_column("system")
+    table.add_column("description")
+    for name in system_preset_names():
+        table.add_row(name, load_system_config(name).description)
+    console.print(table)
