@@ -3,10 +3,10 @@
 
 Users without nvcc run the committed .ptx files; developers run this after editing a .cu file.
 Each .ptx starts with a header naming its source and the source's SHA-256, so the test suite can
-tell when a .cu file changed without its PTX being regenerated. Next to it, ``<name>.resources.json``
-records what ptxas allocates per kernel for sm_75 (registers per thread, static shared memory):
-the GPU timing model needs real register counts for occupancy, which PTX's virtual registers
-overstate.
+tell when a .cu file changed without its PTX being regenerated. Next to it,
+``<name>.resources.json`` records what ptxas allocates per kernel for sm_75 (registers per
+thread, static shared memory): the GPU timing model needs real register counts for occupancy,
+which PTX's virtual registers overstate.
 
     python scripts/regenerate_ptx.py            # every kernel
     python scripts/regenerate_ptx.py vadd bfs   # some of them

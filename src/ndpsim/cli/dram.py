@@ -19,8 +19,9 @@ from ndpsim.traceio.ramulator import read_ldst
 @reports_errors
 def dram_trace(
     trace: Path = typer.Argument(..., help="Ramulator LD/ST text trace, or .npz (addr, is_write)."),
-    preset: str = typer.Option("hbm2", "--preset", "-p",
-                               help=f"DRAM preset: {', '.join(dram_preset_names())}."),  # fmt: skip
+    preset: str = typer.Option(
+        "hbm2", "--preset", "-p", help=f"DRAM preset: {', '.join(dram_preset_names())}."
+    ),
     inject_per_cycle: int = typer.Option(
         8, "--inject-per-cycle", "-k", min=1, help="Requests the front end offers per cycle."
     ),

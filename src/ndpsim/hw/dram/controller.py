@@ -16,6 +16,13 @@ refresh falls due it takes priority and blocks the channel until the rank is pre
 refreshed. Every timing check is a lookup in ``ready[node, command]``, kept up to date from the
 constraint table (:func:`ndpsim.hw.dram.spec.constraint_table`) as commands issue.
 
+The scheduler looks at every queued request each time it runs, so that look must be cheap. A
+command changes timing only along its own path (channel, rank, bank group, bank, subarray), and
+channel and rank readiness is looked up once per tick; so each request caches its next command,
+the bank-group-and-below part of that command's readiness, its priority key and its
+eligibility, stamped with a version of its bank group. Anything that changes a bank group's
+timing or row state bumps that version, and a request whose stamp is stale recomputes.
+
 All state lives in NumPy arrays of a :class:`DramState`, so one simulated device is one value
 the compiled functions pass around; nothing here allocates per request. The per-cycle functions
 are inlined into their caller at numba's IR level: calling a function with a tuple of arrays
@@ -47,16 +54,24 @@ NUM_PARAMS = 20
 STAT_NAMES = (
     "reads", "writes", "row_hits", "row_misses", "row_conflicts", "activates", "precharges",
     "refreshes", "read_latency_cycles", "reads_done", "writes_done", "data_bus_cycles",
-    "rejected_when_full", "scheduler_ticks", "scheduler_slots_examined",
+    "rejected_when_full", "scheduler_ticks", "scheduler_requests_examined",
 )  # fmt: skip
 
-# queue slot states
-FREE, WAITING, ACTIVATED = 0, 1, 2
+# states of a queued request
+WAITING, ACTIVATED = 1, 2
 
-# fields of a queued request record (one int64 row per slot, contiguous for the scheduler scan)
-(F_STATE, F_SUBARRAY, F_ROW, F_SEQ, F_RANK, F_NODE, F_TAG, F_COLUMN, F_ARRIVE,
- F_COUNTED) = 0, 1, 2, 3, 4, 5, 10, 11, 12, 13  # fmt: skip
-NUM_FIELDS = 14  # F_NODE .. F_NODE + 4 hold the node ids of channel .. subarray
+# Fields of a queued request record: one int64 row per request. The first eight are what the
+# scheduler reads for every request on every tick (one 64-byte cache line): the state, the
+# cached candidate (stamp, next command, its bank-group-level readiness, priority key, flags)
+# and the rank whose gate applies. The rest are read only when the cache is stale.
+(F_STATE, F_STAMP, F_BANKGROUP, F_CMD, F_READY, F_KEY, F_FLAGS, F_RANK, F_SUBARRAY, F_ROW,
+ F_SEQ, F_NODE, F_TAG, F_COLUMN, F_ARRIVE, F_COUNTED) = (
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 16, 17, 18, 19)  # fmt: skip
+NUM_FIELDS = 20  # F_NODE .. F_NODE + 4 hold the node ids of channel .. subarray
+# F_FLAGS bits: the request's row is open for it (another queue may borrow it); its next
+# command is a precharge that would close a row opened for someone else (never chosen)
+LENDABLE, PRE_BLOCKED = 1, 2
+TIER_SHIFT = 40  # F_KEY = tier << TIER_SHIFT | arrival sequence
 
 
 class DramState(NamedTuple):
@@ -78,12 +93,14 @@ class DramState(NamedTuple):
     ring_pos: np.ndarray  # int64[rings, nodes]
     open_row: np.ndarray  # int64[subarrays]: open row, or -1
     activated: np.ndarray  # int64[subarrays]: queued requests whose row was opened for them
+    version: np.ndarray  # int64[bank groups]: bumped when a bank group's timing or rows change
     q_activated: np.ndarray  # int64[channel, 2]: activated requests per queue
-    # request queues: q[channel, 0 read / 1 write, slot, field]
+    # request queues: q[channel, 0 read / 1 write, position, field]; a queue's requests are
+    # packed at positions 0 .. q_count - 1 (a finished one's place goes to the last), so the
+    # scheduler scans only requests, never holes
     q: np.ndarray
     q_count: np.ndarray  # int64[channel, 2]
     gate: np.ndarray  # int64[ranks, NUM_COMMANDS]: scratch, channel+rank readiness per tick
-    q_free: np.ndarray  # int64[channel, 2, slot]: stack of free slots (top is q_count)
     write_mode: np.ndarray  # bool[channel]
     refresh_due: np.ndarray  # int64[channel * ranks]
     refresh_pending: np.ndarray  # bool[channel * ranks]
@@ -154,11 +171,11 @@ def build_dram_state(preset: DramPreset, completion_capacity: int = 4096) -> Dra
         ring_pos=np.zeros((max(len(win), 1), num_nodes), dtype=np.int64),
         open_row=np.full(int(sizes[-1]), -1, dtype=np.int64),
         activated=np.zeros(int(sizes[-1]), dtype=np.int64),
+        version=np.zeros(int(sizes[2]), dtype=np.int64),
         q_activated=np.zeros((o.channels, 2), dtype=np.int64),
         q=np.zeros((*shape, NUM_FIELDS), dtype=np.int64),
         q_count=np.zeros((o.channels, 2), dtype=np.int64),
         gate=np.zeros((o.ranks, NUM_COMMANDS), dtype=np.int64),
-        q_free=np.broadcast_to(np.arange(queue, dtype=np.int64), shape).copy(),
         write_mode=np.zeros(o.channels, dtype=np.bool_),
         refresh_due=np.full(ranks, t.REFI, dtype=np.int64),
         refresh_pending=np.zeros(ranks, dtype=np.bool_),
@@ -228,7 +245,7 @@ def _rank_is_open(d, ch, rank):
     p = d.params
     per_rank = p[P_BANKGROUPS] * p[P_BANKS] * p[P_SUBARRAYS]
     first = (ch * p[P_RANKS] + rank) * per_rank
-    for s in range(first, first + per_rank):  # noqa: SIM110 (no generators in compiled code)
+    for s in range(first, first + per_rank):
         if d.open_row[s] >= 0:
             return True
     return False
@@ -243,9 +260,12 @@ def _close_rank(d, ch, rank):
     for s in range(first, first + per_rank):
         d.open_row[s] = -1
         d.activated[s] = 0
+    groups = p[P_BANKGROUPS]
+    for g in range((ch * p[P_RANKS] + rank) * groups, (ch * p[P_RANKS] + rank + 1) * groups):
+        d.version[g] += 1
     for kind in range(2):
-        for slot in range(d.q.shape[2]):
-            rec = d.q[ch, kind, slot]
+        for pos in range(d.q_count[ch, kind]):
+            rec = d.q[ch, kind, pos]
             if rec[F_STATE] == ACTIVATED and first <= rec[F_SUBARRAY] < first + per_rank:
                 rec[F_STATE] = WAITING
                 d.q_activated[ch, kind] -= 1
@@ -260,12 +280,13 @@ def enqueue(d, ch, is_write, tag, rank, bankgroup, bank, row, column, now):
     if d.q_count[ch, kind] >= capacity:
         d.stats[ch, S_QUEUE_FULL] += 1
         return False
-    slot = d.q_free[ch, kind, d.q_count[ch, kind]]
-    rec = d.q[ch, kind, slot]
+    rec = d.q[ch, kind, d.q_count[ch, kind]]
     rec[F_STATE] = WAITING
     rec[F_TAG] = tag
     _nodes(d, ch, rank, bankgroup, bank, row % d.params[P_SUBARRAYS], rec[F_NODE : F_NODE + 5])
     rec[F_SUBARRAY] = rec[F_NODE + 4] - d.level_base[4]
+    rec[F_BANKGROUP] = rec[F_NODE + 2] - d.level_base[2]
+    rec[F_STAMP] = -1  # no cached candidate yet
     rec[F_ROW] = row
     rec[F_RANK] = rank
     rec[F_COLUMN] = column
@@ -279,10 +300,11 @@ def enqueue(d, ch, is_write, tag, rank, bankgroup, bank, row, column, now):
 
 
 @njit(cache=True, inline="always")
-def _finish(d, ch, kind, slot, now):
-    """A request's column command issued: report when its data is done and free the slot."""
+def _finish(d, ch, kind, pos, now):
+    """A request's column command issued: report when its data is done and drop it from its
+    queue (the queue's last request takes its place)."""
     p = d.params
-    rec = d.q[ch, kind, slot]
+    rec = d.q[ch, kind, pos]
     if kind == 0:
         done = now + p[P_CL] + p[P_BL]
         d.stats[ch, S_READ_LATENCY] += done - rec[F_ARRIVE]
@@ -300,12 +322,42 @@ def _finish(d, ch, kind, slot, now):
     if rec[F_STATE] == ACTIVATED:
         d.activated[rec[F_SUBARRAY]] -= 1
         d.q_activated[ch, kind] -= 1
-    rec[F_STATE] = FREE
-    d.q_count[ch, kind] -= 1
-    d.q_free[ch, kind, d.q_count[ch, kind]] = slot
+    last = d.q_count[ch, kind] - 1
+    if pos != last:
+        moved = d.q[ch, kind, last]
+        for f in range(NUM_FIELDS):
+            rec[f] = moved[f]
+    d.q_count[ch, kind] = last
 
 
 # -------------------------------------------------------------------------------- tick
+@njit(cache=True, inline="always")
+def _candidate(d, rec, k, closed_page):
+    """Recompute a request's cached candidate: its next command, when the bank group, bank and
+    subarray allow it, its priority key and flags; stamp it with its bank group's version."""
+    ready = d.ready
+    sub = rec[F_SUBARRAY]
+    row_open = d.open_row[sub]
+    hit = row_open == rec[F_ROW]
+    if hit:
+        cmd = (WRA if k == 1 else RDA) if closed_page else (WR if k == 1 else RD)
+    else:
+        cmd = PRE if row_open >= 0 else ACT
+    activated = rec[F_STATE] == ACTIVATED
+    rec[F_CMD] = cmd
+    rec[F_READY] = max(ready[rec[F_NODE + 4], cmd], ready[rec[F_NODE + 3], cmd],
+                       ready[rec[F_NODE + 2], cmd])  # fmt: skip
+    tier = (0 if activated else 1) if hit else 2
+    rec[F_KEY] = (tier << TIER_SHIFT) + rec[F_SEQ]
+    flags = 0
+    if activated and hit:
+        flags |= LENDABLE
+    if cmd == PRE and d.activated[sub] > 0:
+        flags |= PRE_BLOCKED
+    rec[F_FLAGS] = flags
+    rec[F_STAMP] = d.version[rec[F_BANKGROUP]]
+
+
 @njit(cache=True, inline="always")
 def _refresh(d, ch, now, nodes):
     """Serve due refreshes of the channel's ranks. Returns (issued a command, block until):
@@ -362,11 +414,10 @@ def tick(d, ch, now, nodes):
         if d.q_count[ch, kind] == 0:
             return _idle_until(d, ch, now)
     best_kind = -1
-    best_slot = -1
+    best_pos = -1
     best_cmd = 0
     wake = NEVER
-    capacity = d.q.shape[2]
-    ready, open_row, activated = d.ready, d.open_row, d.activated
+    ready, version = d.ready, d.version
     closed_page = p[P_CLOSED_PAGE] != 0
     # Channel- and rank-level readiness is shared by every request of a rank: look it up once.
     gate = d.gate
@@ -381,41 +432,33 @@ def tick(d, ch, now, nodes):
     ready_now = 0  # candidates whose command could issue this cycle
     best_key = NEVER  # tier * 2**40 + arrival sequence: lower is better
     for k in range(2):
-        served = k == kind
-        if not served and d.q_activated[ch, k] == 0:
+        lend_only = k != kind
+        if lend_only and d.q_activated[ch, k] == 0:
             continue  # the other queue lends only rows opened for its requests
         queue = d.q[ch, k]
-        column_cmd = (WRA if k == 1 else RDA) if closed_page else (WR if k == 1 else RD)
-        # Branch-free per slot: on random traffic every test here is a coin flip, and
-        # mispredicted branches, not arithmetic, would dominate the scan.
-        for slot in range(capacity):
-            rec = queue[slot]
-            state = rec[F_STATE]
-            if state == FREE:
-                continue
-            examined += 1
-            row_open = open_row[rec[F_SUBARRAY]]
-            hit = row_open == rec[F_ROW]
-            cmd = column_cmd if hit else (PRE if row_open >= 0 else ACT)
-            t = max(gate[rec[F_RANK], cmd], ready[rec[F_NODE + 4], cmd],
-                    ready[rec[F_NODE + 3], cmd], ready[rec[F_NODE + 2], cmd])  # fmt: skip
-            # The other queue lends only activated rows; a row opened for a waiting request
-            # is never precharged.
-            eligible = (served or (state == ACTIVATED and hit)) and not (
-                cmd == PRE and activated[rec[F_SUBARRAY]] > 0
-            )
+        count = d.q_count[ch, k]
+        examined += count
+        for pos in range(count):
+            rec = queue[pos]
+            if rec[F_STAMP] != version[rec[F_BANKGROUP]]:
+                _candidate(d, rec, k, closed_page)
+            cmd = rec[F_CMD]
+            t = max(gate[rec[F_RANK], cmd], rec[F_READY])
+            flags = rec[F_FLAGS]
+            # The other queue lends only rows opened for its requests; a row opened for a
+            # waiting request is never precharged.
+            eligible = (not lend_only or (flags & LENDABLE) != 0) and (flags & PRE_BLOCKED) == 0
             is_ready = t <= now
             wake = min(wake, t if not is_ready else NEVER)
             ready_now += is_ready
-            tier = (0 if state == ACTIVATED else 1) if hit else 2
-            key = (tier << 40) + rec[F_SEQ] if (is_ready and eligible) else NEVER
+            key = rec[F_KEY] if (is_ready and eligible) else NEVER
             if key < best_key:
-                best_key, best_kind, best_slot, best_cmd = key, k, slot, cmd
+                best_key, best_kind, best_pos, best_cmd = key, k, pos, cmd
     d.stats[ch, S_EXAMINED] += examined
-    if best_slot < 0:
+    if best_key >= NEVER:
         return min(wake, _idle_until(d, ch, now))
-    kind, slot, cmd = best_kind, best_slot, best_cmd
-    rec = d.q[ch, kind, slot]
+    kind, pos, cmd = best_kind, best_pos, best_cmd
+    rec = d.q[ch, kind, pos]
     s_index = rec[F_SUBARRAY]
     if not rec[F_COUNTED]:
         rec[F_COUNTED] = 1
@@ -426,6 +469,7 @@ def tick(d, ch, now, nodes):
         else:
             d.stats[ch, S_ROW_HITS] += 1
     _apply_constraints(d, cmd, rec[F_NODE : F_NODE + 5], 4, now)
+    version[rec[F_BANKGROUP]] += 1
     if cmd == ACT:
         d.open_row[s_index] = rec[F_ROW]
         rec[F_STATE] = ACTIVATED
@@ -440,7 +484,7 @@ def tick(d, ch, now, nodes):
     else:
         if cmd in (RDA, WRA):
             d.open_row[s_index] = -1
-        _finish(d, ch, kind, slot, now)
+        _finish(d, ch, kind, pos, now)
         return now + 1  # queue counts changed: the write/read mode may switch next cycle
     if ready_now > 1:
         return now + 1

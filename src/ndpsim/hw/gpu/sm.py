@@ -41,7 +41,6 @@ from ndpsim.hw.gpu.work import (
     W_NUM_REGISTERS,
     W_REGISTERS,
     W_SHARED_BYTES,
-    W_THREADS_PER_CTA,
     W_WARPS_PER_CTA,
 )
 from ndpsim.trace.trace import MemoryKind, MemorySpace

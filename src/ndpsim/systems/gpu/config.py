@@ -11,8 +11,8 @@ from typing import Literal
 from pydantic import Field
 
 from ndpsim.config import Strict, load_toml, merge, preset_names, preset_path, validate
-from ndpsim.errors import ConfigError
 from ndpsim.energy import load_energy_table
+from ndpsim.errors import ConfigError
 from ndpsim.hw.dram.spec import DramPreset, load_dram_preset
 
 

@@ -154,8 +154,8 @@ def _dram_tick(mem, dram, events, pool, ch, now):
 @njit(cache=True, inline="always")
 def _respond(mem, links, events, pool, rid, slice_, now):
     """Send line data from slice ``slice_`` to the SM of ``rid``."""
-    arrival = linkmod.send(links, mem.slice_port[slice_], now,
-                           mem.params[M_HEADER] + mem.params[M_LINE], linkmod.READ_DATA)  # fmt: skip
+    size_bytes = mem.params[M_HEADER] + mem.params[M_LINE]
+    arrival = linkmod.send(links, mem.slice_port[slice_], now, size_bytes, linkmod.READ_DATA)
     ev.push(events, arrival + mem.params[M_XBAR_LATENCY], EV_SM_FILL, rid, 0)
 
 

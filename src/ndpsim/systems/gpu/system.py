@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from ndpsim.energy import gpu_energy, load_energy_table
 from ndpsim.engine import events as ev
 from ndpsim.engine.clock import ClockDomain
-from ndpsim.energy import gpu_energy, load_energy_table
 from ndpsim.engine.stats import StatsRegistry
 from ndpsim.errors import ConfigError, SimulationError
 from ndpsim.frontend.ir import Module
@@ -349,8 +349,9 @@ class GpuSystem:
         registry.adopt("sm", smmod.SM_STAT_NAMES, sm_stats)
         registry.adopt("l2", model.L2_STAT_NAMES, mem.stats)
         registry.adopt("dram", ctl.STAT_NAMES, dram.stats)
-        link_names = [f"{cls}_{what}" for cls in linkmod.CLASS_NAMES for what in ("bytes",
-                                                                              "packets")]  # fmt: skip
+        link_names = [
+            f"{cls}_{what}" for cls in linkmod.CLASS_NAMES for what in ("bytes", "packets")
+        ]
         traffic = links.traffic.reshape(links.traffic.shape[0], -1)
         labels = [f"{self._link_label(i)}" for i in range(traffic.shape[0])]
         registry.adopt("links", link_names, traffic, labels)
@@ -377,7 +378,7 @@ class GpuSystem:
             time_ps=int(time_ps),
             link_capacity_gbps=capacity,
             cube_link_bytes=int(per_link[cube_links].sum()),
-            crossbar_bytes=int(per_link[len(net.links):].sum()),
+            crossbar_bytes=int(per_link[len(net.links) :].sum()),
             row_bytes=org.row_bytes,
             access_bytes=org.access_bytes,
         )
