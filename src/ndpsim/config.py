@@ -92,11 +92,15 @@ def parse_overrides(assignments: list[str]) -> dict[str, Any]:
             value = ast.literal_eval(literal)
         except (ValueError, SyntaxError):
             value = raw.strip()
+        if not isinstance(value, int | float | str | list | dict):
+            value = raw.strip()  # None, tuples, sets, ... are not config values
         node = out
         *parents, leaf = key.split(".")
         for part in parents:
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
                 raise ConfigError(f"override {text!r} conflicts with another override")
+        if isinstance(node.get(leaf), dict):
+            raise ConfigError(f"override {text!r} conflicts with another override")
         node[leaf] = value
     return out

@@ -44,8 +44,7 @@ class StatsRegistry:
     ) -> np.ndarray:  # fmt: skip
         """Register ``count`` instances of a component with counters ``names``; returns the
         int64[count, len(names)] array compiled code updates."""
-        if path in self.groups:
-            raise ValueError(f"statistics group {path!r} registered twice")
+        self._claim(path)
         values = np.zeros((count, len(names)), dtype=dtype)
         labels = tuple(instance_names or [str(i) for i in range(count)])
         self.groups[path] = _Group(tuple(names), values, labels)
@@ -53,13 +52,20 @@ class StatsRegistry:
 
     def adopt(self, path: str, names, values: np.ndarray, instance_names=None) -> None:
         """Register an array a component already owns (e.g. the DRAM model's)."""
+        self._claim(path)
         labels = tuple(instance_names or [str(i) for i in range(values.shape[0])])
         self.groups[path] = _Group(tuple(names), values, labels)
 
     def histogram(self, path: str, bins: int, bin_width: int) -> np.ndarray:
+        self._claim(path)
         counts = np.zeros(bins, dtype=np.int64)
         self.histograms[path] = Histogram(bin_width, counts)
         return counts
+
+    def _claim(self, path: str) -> None:
+        """Refuse a path a group or histogram already has (one would hide the other)."""
+        if path in self.groups or path in self.histograms:
+            raise ValueError(f"statistics path {path!r} registered twice")
 
     def total(self, path: str, name: str) -> int | float:
         group = self.groups[path]

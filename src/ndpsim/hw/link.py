@@ -55,10 +55,14 @@ def _roll_window(links, link, now):
     w = links.window_ps[0]
     if now >= links.window_start[link] + w:
         elapsed = (now - links.window_start[link]) // w
-        # the window that just ended; windows skipped entirely saw no traffic
-        links.last_utilization[link] = links.window_busy[link] / w if elapsed == 1 else 0.0
+        # A packet is charged to the window it starts in; what runs past the window's end
+        # is carried into the following windows, so no window is busier than its length.
+        busy = links.window_busy[link]
+        carried = max(busy - elapsed * w, 0)
+        ended = min(max(busy - (elapsed - 1) * w, 0), w)  # the window that just ended
+        links.last_utilization[link] = ended / w
         links.window_start[link] += elapsed * w
-        links.window_busy[link] = 0
+        links.window_busy[link] = carried
 
 
 @njit(cache=True, inline="always")

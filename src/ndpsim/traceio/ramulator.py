@@ -33,8 +33,17 @@ def read_ldst(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
             raise TraceFormatError(
                 f"{path}:{number}: expected 'LD <address>' or 'ST <address>', got {line.strip()!r}"
             )
+        token = fields[1]
+        digits = token.removeprefix("-")
         try:
-            address = int(fields[1], 0)
+            if digits[:2].lower() == "0x":
+                address = int(digits[2:], 16)
+            elif digits.isdigit():
+                address = int(digits, 10)
+            else:
+                raise ValueError(token)
+            if token.startswith("-"):
+                address = -address
         except ValueError:
             raise TraceFormatError(
                 f"{path}:{number}: {fields[1]!r} is not an address (hex 0x... or decimal)"
@@ -54,12 +63,19 @@ def _read_npz(path: Path) -> tuple[np.ndarray, np.ndarray]:
         with np.load(path) as data:
             if "addr" not in data.files or "is_write" not in data.files:
                 raise TraceFormatError(f"{path}: expected arrays 'addr' and 'is_write'")
-            addr, write = data["addr"].astype(np.uint64), data["is_write"].astype(np.uint8)
+            addr, write = data["addr"], data["is_write"]
     except (OSError, ValueError) as exc:
         raise TraceFormatError(f"{path}: not a readable .npz trace ({exc})") from None
     if addr.shape != write.shape or addr.ndim != 1:
         raise TraceFormatError(f"{path}: 'addr' and 'is_write' must be 1-D of equal length")
-    return addr, write
+    if addr.dtype.kind not in "iu" or (addr.dtype.kind == "i" and addr.size and addr.min() < 0):
+        raise TraceFormatError(f"{path}: 'addr' must hold non-negative integers")
+    if write.size and not np.isin(write, (0, 1)).all():
+        first = int(np.flatnonzero(~np.isin(write, (0, 1)))[0])
+        raise TraceFormatError(
+            f"{path}: 'is_write' must be 0 or 1; entry {first} is {write[first]!r}"
+        )
+    return addr.astype(np.uint64), write.astype(np.uint8)
 
 
 def write_ldst(path: str | Path, addresses: np.ndarray, is_write: np.ndarray) -> None:

@@ -62,3 +62,16 @@ def release(pool, rid):
 
 def in_use(pool: RequestPool) -> int:
     return int(pool.free.shape[0] - pool.meta[0])
+
+
+def grown(pool: RequestPool) -> RequestPool:
+    """The same requests in a pool with twice the room (ids stay valid)."""
+    capacity = pool.fields.shape[0]
+    bigger = request_pool(2 * capacity)
+    bigger.fields[:capacity] = pool.fields
+    free_now = int(pool.meta[0])
+    extra = np.arange(2 * capacity - 1, capacity - 1, -1, dtype=np.int64)
+    bigger.free[: len(extra)] = extra
+    bigger.free[len(extra) : len(extra) + free_now] = pool.free[:free_now]
+    bigger.meta[:] = (len(extra) + free_now, pool.meta[1])
+    return bigger

@@ -49,6 +49,9 @@ NEVER = np.iinfo(np.int64).max // 4
 
 # slot states
 FREE, ACTIVE, BARRIER, DRAIN = 0, 1, 2, 3
+# the unit a slot's next instruction needs: none (ALU, branch, ...), the SFU, the LSU, or the
+# LSU and L1 MSHRs (global and local memory)
+U_NONE, U_SFU, U_LSU, U_LSU_MSHR = 0, 1, 2, 3
 
 # SM parameters
 (S_COUNT, S_SLOTS, S_CTAS, S_REGISTERS, S_SHARED, S_SCHEDULERS, S_POLICY, S_PERIOD, S_LAT_ALU,
@@ -58,16 +61,18 @@ SM_PARAMS = 19
 GTO, LRR = 0, 1
 
 # per-SM statistics
+# line_transactions: what the coalescers produced (global and local memory, hits included);
+# load/store/atomic_transactions: the requests that left the SM for the L2
 (T_ISSUED, T_THREAD_INSTRUCTIONS, T_ACTIVE_CYCLES, T_STALL_UNIT, T_STALL_DEPENDENCY,
- T_STALL_IDLE, T_L1_ACCESSES, T_L1_HITS, T_L1_MISSES, T_L1_MERGES, T_LOADS, T_STORES,
- T_ATOMICS, T_SHARED_ACCESSES, T_CTAS, T_ALU, T_SFU, T_MEMORY, T_BRANCH,
- T_BARRIERS, T_EVALUATED) = range(21)  # fmt: skip
+ T_STALL_IDLE, T_L1_ACCESSES, T_L1_HITS, T_L1_MISSES, T_L1_MERGES, T_TRANSACTIONS, T_LOADS,
+ T_STORES, T_ATOMICS, T_SHARED_ACCESSES, T_CTAS, T_ALU, T_SFU, T_MEMORY, T_BRANCH,
+ T_BARRIERS, T_EVALUATED) = range(22)  # fmt: skip
 SM_STAT_NAMES = (
     "warp_instructions", "thread_instructions", "active_cycles", "no_issue_unit_busy",
     "no_issue_dependency", "no_issue_idle", "l1_accesses", "l1_hits", "l1_misses",
-    "l1_mshr_merges", "load_transactions", "store_transactions", "atomic_transactions",
-    "shared_accesses", "ctas", "alu_instructions", "sfu_instructions", "memory_instructions",
-    "branch_instructions", "barriers", "cycles_evaluated",
+    "l1_mshr_merges", "line_transactions", "load_transactions", "store_transactions",
+    "atomic_transactions", "shared_accesses", "ctas", "alu_instructions", "sfu_instructions",
+    "memory_instructions", "branch_instructions", "barriers", "cycles_evaluated",
 )  # fmt: skip
 
 # events the SM emits for the memory system
@@ -83,6 +88,8 @@ class SmState(NamedTuple):
     slot_ready: np.ndarray  # ps: earliest issue time of the next instruction; NEVER for a slot
     # that cannot issue (free, at a barrier, draining), so one comparison filters a slot
     slot_state: np.ndarray
+    slot_unit: np.ndarray  # U_*: the unit the next instruction needs (kept with slot_ready, so
+    # the scheduler decides from the SM's own arrays without reading the instruction stream)
     slot_age: np.ndarray  # dispatch order, for "oldest first"
     reg_ready: np.ndarray  # int64[sms, slots, registers]: ps the value is available
     load_left: np.ndarray  # int64[sms, slots, load slots]: transactions still in flight
@@ -96,7 +103,9 @@ class SmState(NamedTuple):
     sm_next: np.ndarray  # int64[sms]: next time the SM has something to try (ps)
     sm_min: np.ndarray  # int64[1]: a lower bound of sm_next over all SMs
     mem_blocked: np.ndarray  # bool[sms]: a line transaction found no MSHR or load slot; memory
-    # instructions wait for the next fill to free one, other instructions still issue
+    # instructions wait for fills to free enough, other instructions still issue
+    mem_need: np.ndarray  # int64[sms]: free L1 MSHRs the blocked memory instructions wait for
+    # (the fewest any of them needs; 0 when one waits for a load slot or a request buffer)
     sfu_free: np.ndarray  # int64[sms]
     ldst_free: np.ndarray  # int64[sms]
     cta_sm: np.ndarray  # int64[ctas]
@@ -120,6 +129,7 @@ def build_sm_state(params: np.ndarray, registers: int, num_ctas: int) -> SmState
         slot_end=np.zeros(shape, dtype=np.int64),
         slot_ready=np.full(shape, NEVER, dtype=np.int64),
         slot_state=np.zeros(shape, dtype=np.int64),
+        slot_unit=np.zeros(shape, dtype=np.int64),
         slot_age=np.zeros(shape, dtype=np.int64),
         reg_ready=np.zeros((sms, slots, max(registers, 1)), dtype=np.int64),
         load_left=np.zeros((sms, slots, loads), dtype=np.int64),
@@ -133,6 +143,7 @@ def build_sm_state(params: np.ndarray, registers: int, num_ctas: int) -> SmState
         sm_next=np.full(sms, NEVER, dtype=np.int64),
         sm_min=np.full(1, NEVER, dtype=np.int64),
         mem_blocked=np.zeros(sms, dtype=np.bool_),
+        mem_need=np.full(sms, NEVER, dtype=np.int64),
         sfu_free=np.zeros(sms, dtype=np.int64),
         ldst_free=np.zeros(sms, dtype=np.int64),
         cta_sm=np.full(max(num_ctas, 1), -1, dtype=np.int64),
@@ -158,10 +169,26 @@ def _registers_per_cta(sm, work):
 
 
 @njit(cache=True, inline="always")
+def _unit_of(work, pos, pc):
+    """The unit instruction ``pos`` (static instruction ``pc``) needs."""
+    cls = work.pc_class[pc]
+    if cls == C_SFU:
+        return U_SFU
+    if cls != C_MEMORY:
+        return U_NONE
+    m = work.inst_mem[pos]
+    if m < 0:
+        return U_NONE  # no lane accessed memory (all guarded off)
+    return U_LSU if work.mem_space[m] == MemorySpace.SHARED else U_LSU_MSHR
+
+
+@njit(cache=True, inline="always")
 def refresh_ready(sm, work, s, w, now):
-    """Recompute when slot ``w``'s next instruction may issue (its operands)."""
+    """Recompute when slot ``w``'s next instruction may issue (its operands), and the unit it
+    needs."""
     pos = sm.slot_pos[s, w]
     pc = work.inst_pc[pos]
+    sm.slot_unit[s, w] = _unit_of(work, pos, pc)
     t = now
     for k in range(work.pc_src_first[pc], work.pc_src_first[pc + 1]):
         v = sm.reg_ready[s, w, work.pc_src[k]]
@@ -341,6 +368,7 @@ def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, 
                 load = k
                 break
         if load < 0:
+            _block_memory(sm, s, 0)
             return False
         needed = 0
         if kind == MemoryKind.LOAD and use_l1:
@@ -349,10 +377,10 @@ def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, 
                 if not cachemod.probe(l1, s, line) and cachemod.mshr_find(l1, s, line) < 0:
                     needed += 1
             if needed > l1.mshr_line.shape[1] - l1.mshr_used[s]:
+                _block_memory(sm, s, needed)
                 return False
-        else:
-            needed = count
         if pool.meta[0] < count:
+            _block_memory(sm, s, 0)
             return False
         left = 0
         done = now
@@ -401,6 +429,7 @@ def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, 
             sm.load_done[s, w, load] = done
     else:  # stores and reductions: written through, nobody waits
         if pool.meta[0] < count:
+            _block_memory(sm, s, 0)
             return False
         for t in range(first, first + count):
             line = physical_line(page, work.tx_line[t])
@@ -424,6 +453,7 @@ def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, 
                 sm.stats[s, T_ATOMICS] += 1
             _send_to_l2(sm, links, events, pool, port, rid, now + (t - first) * period,
                         header + work.tx_bytes[t], linkmod.WRITE_REQUEST)  # fmt: skip
+    sm.stats[s, T_TRANSACTIONS] += count
     sm.ldst_free[s] = now + max(count, 1) * period
     return True
 
@@ -439,10 +469,22 @@ def physical_line(page, virtual_line):
 
 
 @njit(cache=True, inline="always")
-def memory_freed(sm, s, when):
-    """A fill freed an MSHR (or a request) of SM ``s``: memory instructions may try again."""
-    if sm.mem_blocked[s]:
+def _block_memory(sm, s, need):
+    """A memory instruction of SM ``s`` cannot issue until ``need`` L1 MSHRs are free (0: until
+    the next fill): no memory instruction of the SM tries before then."""
+    sm.mem_blocked[s] = True
+    if need < sm.mem_need[s]:
+        sm.mem_need[s] = need
+
+
+@njit(cache=True, inline="always")
+def memory_freed(sm, l1, s, when):
+    """A fill reached SM ``s`` (and freed its MSHR): blocked memory instructions try again once
+    enough MSHRs are free. Waking on every fill instead would re-scan an SM whose uncoalesced
+    loads each need dozens of MSHRs once per returning line, to no effect."""
+    if sm.mem_blocked[s] and l1.mshr_line.shape[1] - l1.mshr_used[s] >= sm.mem_need[s]:
         sm.mem_blocked[s] = False
+        sm.mem_need[s] = NEVER
         wake(sm, s, when)
 
 
@@ -463,28 +505,6 @@ def complete_transaction(sm, work, s, w, load, when):
 
 
 # ------------------------------------------------------------------------------- issue
-@njit(cache=True, inline="always")
-def _needs_mshr(work, pos):
-    """Whether instruction ``pos`` sends line transactions (global or local memory)."""
-    m = work.inst_mem[pos]
-    return (
-        m >= 0
-        and work.pc_class[work.inst_pc[pos]] == C_MEMORY
-        and work.mem_space[m] != MemorySpace.SHARED
-    )
-
-
-@njit(cache=True, inline="always")
-def _unit_ready(sm, work, s, cls, pos, now):
-    """Whether the unit for an instruction of class ``cls`` accepts it at ``now``, and if not,
-    when it might."""
-    if cls == C_SFU:
-        return sm.sfu_free[s] <= now, sm.sfu_free[s]
-    if cls == C_MEMORY and work.inst_mem[pos] >= 0:
-        return sm.ldst_free[s] <= now, sm.ldst_free[s]
-    return True, now
-
-
 @njit(cache=True)
 def cycle(sm, work, l1, pool, links, events, port, page, s, now):
     """One clock of SM ``s`` at ``now``: every scheduler issues at most one instruction.
@@ -495,6 +515,7 @@ def cycle(sm, work, l1, pool, links, events, port, page, s, now):
     slots = sm.slot_warp.shape[1]
     issued_total = 0
     sm.stats[s, T_EVALUATED] += 1
+    gto = p[S_POLICY] == GTO
     next_try = NEVER
     for k in range(schedulers):
         # Candidates in priority order: GTO tries the last issued slot first, then the oldest;
@@ -509,20 +530,29 @@ def cycle(sm, work, l1, pool, links, events, port, page, s, now):
                 if ready_at < next_try:
                     next_try = ready_at
                 continue
-            pos = sm.slot_pos[s, w]
-            if sm.mem_blocked[s] and _needs_mshr(work, pos):
-                unit_blocked = True  # woken by the next fill
+            unit = sm.slot_unit[s, w]
+            if unit == U_LSU_MSHR and sm.mem_blocked[s]:
+                unit_blocked = True  # woken by fills
                 continue
-            ok, free_at = _unit_ready(sm, work, s, work.pc_class[work.inst_pc[pos]], pos, now)
-            if not ok:
+            free_at = now
+            if unit == U_SFU:
+                free_at = sm.sfu_free[s]
+            elif unit >= U_LSU:
+                free_at = sm.ldst_free[s]
+            if free_at > now:
                 unit_blocked = True
                 if free_at < next_try:
                     next_try = free_at
                 continue
-            if p[S_POLICY] == GTO:
-                age = -1 if w == last else sm.slot_age[s, w]
+            if gto:
+                if w == last:
+                    best = w
+                    break  # the greedy warp can go: nobody ranks before it
+                age = sm.slot_age[s, w]
             else:
-                age = (w - last - 1) % slots
+                age = w - last - 1
+                if age < 0:
+                    age += slots
             if age < best_age:
                 best, best_age = w, age
         if best < 0:
@@ -536,9 +566,9 @@ def cycle(sm, work, l1, pool, links, events, port, page, s, now):
         if issue(sm, work, l1, pool, links, events, port, page, s, best, now):
             sm.sched_last[s, k] = best
             issued_total += 1
-        else:  # no MSHR, load slot or request left: memory waits for a fill
+        else:  # no MSHR, load slot or request left: memory waits for fills, others go on
             sm.stats[s, T_STALL_UNIT] += 1
-            sm.mem_blocked[s] = True
+            next_try = min(next_try, now + period)
     if issued_total > 0:
         sm.stats[s, T_ACTIVE_CYCLES] += 1
         next_try = now + period

@@ -2,7 +2,8 @@
 
 The functional trace stores runs in execution order; the timing model wants, for every warp, its
 instruction stream in program order, and for every memory instruction the cache lines it
-touches after coalescing. All of it is computed here with NumPy, once per launch:
+touches after coalescing. All of it is computed here, once per launch (NumPy for the streams,
+a compiled loop for coalescing, which looks at every lane):
 
 * each warp's instructions (pc and active lane count), in stream order;
 * per memory instruction: kind, space, and the 128-byte line transactions its lanes coalesce
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
 from ndpsim.analysis import FunctionAnalysis, Kind
 from ndpsim.frontend.ir import Function, Module, Space
@@ -109,63 +111,86 @@ def registers_per_thread(function: Function, module_path: str | None) -> int:
     return max(most, 4)
 
 
-def _unique_pairs(group: np.ndarray, value: np.ndarray):
-    """Distinct (group, value) pairs sorted by group then value, and how often each occurs.
-    Both are packed into one int64 key when they fit, so a 1-D radix sort does the work."""
-    if group.size == 0:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty
-    low = int(value.min())
-    span = int(value.max()) - low
-    value_bits = max(1, span.bit_length())
-    if int(group.max()).bit_length() + value_bits <= 62:
-        keys = np.sort((group << value_bits) | (value - low), kind="stable")
-        first = np.r_[True, keys[1:] != keys[:-1]]
-        counts = np.diff(np.r_[np.flatnonzero(first), len(keys)])
-        unique = keys[first]
-        return unique >> value_bits, (unique & ((1 << value_bits) - 1)) + low, counts
-    order = np.lexsort((value, group))
-    g, v = group[order], value[order]
-    first = np.r_[True, (g[1:] != g[:-1]) | (v[1:] != v[:-1])]
-    counts = np.diff(np.r_[np.flatnonzero(first), len(g)])
-    return g[first], v[first], counts
+@njit(cache=True)
+def _distinct_lines(addresses, first, count, out):
+    """Write the distinct 128-byte lines of ``addresses[first : first + count]`` to ``out`` in
+    ascending order, with how many lanes touch each; returns how many lines there are."""
+    n = 0
+    for i in range(first, first + count):
+        line = np.int64(addresses[i] >> LINE_SHIFT)
+        j = 0
+        while j < n and out[j, 0] < line:
+            j += 1
+        if j < n and out[j, 0] == line:
+            out[j, 1] += 1
+            continue
+        for k in range(n, j, -1):  # insertion: at most 32 lanes
+            out[k, 0] = out[k - 1, 0]
+            out[k, 1] = out[k - 1, 1]
+        out[j, 0] = line
+        out[j, 1] = 1
+        n += 1
+    return n
 
 
-def _coalesce(trace: Trace, mem_order: np.ndarray):
-    """Line transactions of the memory records, in ``mem_order``; and shared bank conflicts."""
-    counts = popcount(trace.mem_mask)
-    record_of_lane = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-    global_like = (trace.mem_space != MemorySpace.SHARED)[record_of_lane]
-    # Transactions: distinct (record, line) pairs of global-like records, with the bytes of the
-    # lanes that touch each line.
-    rec = record_of_lane[global_like]
-    lines = (trace.addresses[global_like] >> np.uint64(LINE_SHIFT)).astype(np.int64)
-    lane_bytes = trace.mem_size.astype(np.int64)[rec]
-    tx_rec, tx_line, lanes_per_tx = _unique_pairs(rec, lines)
-    if len(tx_rec):
-        same_size = np.bincount(rec, weights=lane_bytes) / np.maximum(
-            np.bincount(rec), 1
-        )  # bytes per lane of each record
-        tx_bytes = np.minimum(lanes_per_tx * same_size[tx_rec], LINE_BYTES).astype(np.int64)
-    else:
-        tx_bytes = np.zeros(0, dtype=np.int64)
-    n_rec = len(counts)
-    tx_count = np.bincount(tx_rec, minlength=n_rec).astype(np.int64)
-    tx_start = np.concatenate([[0], np.cumsum(tx_count)[:-1]]).astype(np.int64)
-    # Shared-memory bank conflicts: per record, the most distinct 4-byte words any bank serves.
-    conflict = np.ones(n_rec, dtype=np.int64)
-    shared = ~global_like
-    if shared.any():
-        words = (trace.addresses[shared] >> np.uint64(2)).astype(np.int64)
-        word_rec, word, _ = _unique_pairs(record_of_lane[shared], words)
-        bank_rec, _, per_bank = _unique_pairs(word_rec, word & 31)
-        np.maximum.at(conflict, bank_rec, per_bank)
-    # Put the records (and their transactions) in instruction order.
-    old_first = tx_start[mem_order]
-    count = tx_count[mem_order]
-    new_first = np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.int64)
-    gather = np.repeat(old_first - new_first, count) + np.arange(int(count.sum()))
-    return new_first, count, tx_line[gather], tx_bytes[gather], conflict[mem_order]
+@njit(cache=True)
+def _bank_conflict(addresses, first, count, words, per_bank):
+    """The most distinct 4-byte words any of the 32 shared-memory banks must serve (lanes
+    reading the same word share it). ``words`` and ``per_bank`` are scratch: int64[32]."""
+    n = 0
+    for i in range(first, first + count):
+        word = np.int64(addresses[i] >> 2)
+        seen = False
+        for j in range(n):
+            if words[j] == word:
+                seen = True
+                break
+        if not seen:
+            words[n] = word
+            n += 1
+    worst = 1
+    for j in range(n):
+        bank = words[j] & 31
+        per_bank[bank] += 1
+        worst = max(worst, per_bank[bank])
+    for j in range(n):
+        per_bank[words[j] & 31] = 0
+    return worst
+
+
+@njit(cache=True)
+def _coalesce(addresses, offsets, lane_counts, sizes, spaces, order, shared_space):
+    """Line transactions of the memory records taken in ``order``: per record its first
+    transaction and count, each transaction's line and the bytes its lanes touch; and each
+    record's shared-memory bank conflict degree (1 for other spaces)."""
+    n = order.shape[0]
+    scratch = np.empty((32, 2), dtype=np.int64)
+    words = np.empty(32, dtype=np.int64)
+    per_bank = np.zeros(32, dtype=np.int64)
+    tx_first = np.empty(n, dtype=np.int64)
+    tx_count = np.empty(n, dtype=np.int64)
+    conflict = np.ones(n, dtype=np.int64)
+    total = 0
+    for i in range(n):  # first pass: how many transactions
+        r = order[i]
+        tx_first[i] = total
+        if spaces[r] == shared_space:
+            tx_count[i] = 0
+            conflict[i] = _bank_conflict(addresses, offsets[r], lane_counts[r], words, per_bank)
+        else:
+            tx_count[i] = _distinct_lines(addresses, offsets[r], lane_counts[r], scratch)
+        total += tx_count[i]
+    tx_line = np.empty(total, dtype=np.int64)
+    tx_bytes = np.empty(total, dtype=np.int64)
+    for i in range(n):
+        r = order[i]
+        if tx_count[i] == 0:
+            continue
+        _distinct_lines(addresses, offsets[r], lane_counts[r], scratch)
+        for k in range(tx_count[i]):
+            tx_line[tx_first[i] + k] = scratch[k, 0]
+            tx_bytes[tx_first[i] + k] = min(scratch[k, 1] * np.int64(sizes[r]), LINE_BYTES)
+    return tx_first, tx_count, tx_line, tx_bytes, conflict
 
 
 def build_kernel_work(trace: Trace, module: Module) -> KernelWork:
@@ -192,7 +217,10 @@ def build_kernel_work(trace: Trace, module: Module) -> KernelWork:
     mem_order = np.argsort(mem_inst, kind="stable")
     inst_mem = np.full(len(inst_pc), -1, dtype=np.int64)
     inst_mem[mem_inst[mem_order]] = np.arange(len(mem_order))
-    tx_first, tx_count, tx_line, tx_bytes, conflict = _coalesce(trace, mem_order)
+    tx_first, tx_count, tx_line, tx_bytes, conflict = _coalesce(
+        trace.addresses, trace.mem_offset, popcount(trace.mem_mask), trace.mem_size,
+        trace.mem_space, mem_order, int(MemorySpace.SHARED),
+    )  # fmt: skip
     program = compile_program(function, module)
     src_first, src, dst_first, dst = _register_sets(function, program.register_index)
     params = np.zeros(WORK_PARAMS, dtype=np.int64)
@@ -216,8 +244,8 @@ def build_kernel_work(trace: Trace, module: Module) -> KernelWork:
         mem_tx_first=tx_first,
         mem_tx_count=tx_count,
         mem_conflict=conflict,
-        tx_line=tx_line.astype(np.int64),
-        tx_bytes=tx_bytes.astype(np.int64),
+        tx_line=tx_line,
+        tx_bytes=tx_bytes,
         pc_class=_timing_class(function),
         pc_src_first=src_first,
         pc_src=src,

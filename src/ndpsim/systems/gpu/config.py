@@ -93,24 +93,41 @@ def system_preset_names() -> list[str]:
     return preset_names("systems")
 
 
-def _preset_data(name: str, seen: tuple[str, ...] = ()) -> tuple[dict, str]:
-    """A preset file's contents, laid over the preset it names as ``base`` (if any)."""
+def _preset_data(name: str, seen: tuple[str, ...] = ()) -> tuple[dict, str, list[str]]:
+    """A preset file's contents laid over the preset it names as ``base`` (if any), its file,
+    and the files of its bases (for error messages)."""
     if name in seen:
         raise ConfigError(f"system presets form a loop: {' -> '.join((*seen, name))}")
     path = preset_path("systems", name)
     data = load_toml(path)
     base = data.pop("base", None)
-    if base is not None:
-        parent, _ = _preset_data(str(base), (*seen, name))
-        data = merge(parent, data)
-    return data, str(path)
+    if base is None:
+        return data, str(path), []
+    parent, parent_path, grandparents = _preset_data(str(base), (*seen, name))
+    return merge(parent, data), str(path), [parent_path, *grandparents]
+
+
+def _validate(data: dict, source: str, bases: list[str]) -> GpuSystemConfig:
+    try:
+        config = validate(GpuSystemConfig, data, source)
+        try:
+            config.memory.dram_preset()  # fail now, not when the run starts
+            load_energy_table(config.energy)
+        except ConfigError as error:
+            raise ConfigError(f"{source}: {error}") from None
+    except ConfigError as error:
+        if not bases:
+            raise
+        raise ConfigError(f"{error} (values inherited from {', '.join(bases)})") from None
+    return config
 
 
 def load_system_config(name: str, overrides: dict | None = None) -> GpuSystemConfig:
     """A system preset by name with nested overrides applied, fully validated (the DRAM preset
-    and energy table it names included)."""
-    data, source = _preset_data(name)
-    config = validate(GpuSystemConfig, merge(data, overrides or {}), source)
-    config.memory.dram_preset()  # fail now, not when the run starts
-    load_energy_table(config.energy)
+    and energy table it names included). A bad preset is blamed on its file, a bad override on
+    the overrides."""
+    data, source, bases = _preset_data(name)
+    config = _validate(data, source, bases)
+    if overrides:
+        config = _validate(merge(data, overrides), f"overrides of preset {name!r}", [])
     return config

@@ -7,13 +7,16 @@ A memory request's life after it leaves an SM (:mod:`ndpsim.hw.gpu.sm`):
    reductions are written through (and update a present line); atomics are done at the L2.
 2. ``MEM_ARRIVE``: after the host-to-cube link, it enters its vault's controller queue, or that
    channel's backlog when the queue is full.
-3. ``DRAM_TICK``: a channel controller issues commands; finished requests become ``DRAM_DONE``.
+3. A channel controller issues commands on its clock; finished requests become ``DRAM_DONE``.
+   Channels are not events: each has the time it next wants to run, and the loop keeps their
+   minimum (a pushed and popped event per DRAM command would cost more than the command).
 4. ``DRAM_DONE``: read data (or a write acknowledgement) crosses the cube-to-host link.
 5. ``L2_FILL``: the line fills the L2 and answers everyone waiting on its MSHR.
 6. ``SM_FILL``: the line reaches the SM, fills the L1 and completes the loads waiting on it.
 
-Events at a time come before the SM clock edge at that time, so data arriving at ``t`` can be
-used by an instruction issued at ``t``.
+At one time, events come first, then DRAM channels, then SM clock edges: data arriving at ``t``
+can be used by an instruction issued at ``t``, and a request arriving at ``t`` is seen by its
+controller at ``t``.
 """
 
 from __future__ import annotations
@@ -34,24 +37,29 @@ from ndpsim.hw.gpu.sm import NEVER
 from ndpsim.hw.gpu.work import W_NUM_CTAS
 
 EV_L2_REQUEST = smmod.EV_L2_REQUEST
-EV_MEM_ARRIVE, EV_DRAM_TICK, EV_DRAM_DONE, EV_L2_FILL, EV_SM_FILL = 2, 3, 4, 5, 6
+EV_MEM_ARRIVE, EV_DRAM_DONE, EV_L2_FILL, EV_SM_FILL = 2, 3, 4, 5
 
 (M_SLICES, M_L2_LATENCY, M_L2_PERIOD, M_XBAR_LATENCY, M_HEADER, M_LINE, M_TCK, M_CUBES,
- M_CHANNELS_PER_CUBE, M_L2_ENABLED) = range(10)  # fmt: skip
-MEM_PARAMS = 10
+ M_CHANNELS_PER_CUBE, M_L2_ENABLED, M_HEADROOM) = range(11)  # fmt: skip
+MEM_PARAMS = 11
 
+# accesses = hits + misses; a miss merges into an MSHR, takes one, or (stores) goes straight
+# to memory; mshr_full_waits counts misses that first waited for a free MSHR
 (L_ACCESSES, L_HITS, L_MISSES, L_MERGES, L_MSHR_FULL, L_WRITES, L_ATOMICS, L_FILLS,
  L_DRAM_READS, L_DRAM_WRITES) = range(10)  # fmt: skip
 L2_STAT_NAMES = (
-    "accesses", "hits", "misses", "mshr_merges", "mshr_full_retries", "write_throughs",
+    "accesses", "hits", "misses", "mshr_merges", "mshr_full_waits", "write_throughs",
     "atomics", "fills", "dram_reads", "dram_writes",
 )  # fmt: skip
 
 # advance() results
-FINISHED, EPOCH_END, EVENTS_FULL, STUCK = 0, 1, 2, 3
-#: advance() stops while at least this many event slots are free, so one SM round (a few
-#: hundred line transactions at most) can never overflow the queue; the caller then grows it.
-EVENT_HEADROOM = 1 << 14
+FINISHED, EPOCH_END, GROW, STUCK = 0, 1, 2, 3
+
+
+def headroom(sms: int, schedulers: int) -> int:
+    """Event slots and request ids advance() keeps free (it stops with ``GROW`` for the caller
+    to enlarge them): one round of every SM sends at most SMs x schedulers x 32 lines."""
+    return sms * schedulers * 32 + 1024
 
 
 class MemorySide(NamedTuple):
@@ -65,7 +73,8 @@ class MemorySide(NamedTuple):
     map_xor: np.ndarray
     backlog_head: np.ndarray  # int64[channels]: requests waiting for a full controller queue
     backlog_tail: np.ndarray
-    tick_at: np.ndarray  # int64[channels]: the pending DRAM_TICK of each channel (ps)
+    tick_at: np.ndarray  # int64[channels]: when each channel next runs (ps), or NEVER
+    tick_min: np.ndarray  # int64[1]: the minimum of tick_at
     mshr_wait_head: np.ndarray  # int64[slices]: requests waiting for a free L2 MSHR (FIFO)
     mshr_wait_tail: np.ndarray
     fields: np.ndarray  # int64[7]: scratch for address decoding
@@ -75,6 +84,13 @@ class MemorySide(NamedTuple):
 
 
 # ---------------------------------------------------------------------------- handlers
+@njit(cache=True, inline="always")
+def _reads(kind):
+    """Whether a request of ``kind`` reads its line from DRAM (an atomic fetches the line, is
+    done at the L2, and writes the result through as a separate write)."""
+    return kind == rq.R_LOAD or kind == rq.R_ATOMIC
+
+
 @njit(cache=True, inline="always")
 def _to_memory(mem, links, events, pool, rid, now):
     """Send request ``rid`` (its line already physical) over its cube's link to its vault."""
@@ -89,7 +105,7 @@ def _to_memory(mem, links, events, pool, rid, now):
     f[rq.Q_ROW] = mem.fields[ROW]
     f[rq.Q_COLUMN] = mem.fields[COLUMN]
     header = mem.params[M_HEADER]
-    if f[rq.Q_KIND] == rq.R_LOAD:
+    if _reads(f[rq.Q_KIND]):
         arrival = linkmod.send(links, mem.to_cube[cube], now, header, linkmod.READ_REQUEST)
     else:
         arrival = linkmod.send(links, mem.to_cube[cube], now, header + f[rq.Q_BYTES],
@@ -98,18 +114,20 @@ def _to_memory(mem, links, events, pool, rid, now):
 
 
 @njit(cache=True, inline="always")
-def _wake_channel(mem, events, ch, now):
+def _wake_channel(mem, ch, now):
+    """Make channel ``ch`` run no later than its first clock edge at or after ``now``."""
     tck = mem.params[M_TCK]
     t = ((now + tck - 1) // tck) * tck
     if t < mem.tick_at[ch]:
         mem.tick_at[ch] = t
-        ev.push(events, t, EV_DRAM_TICK, ch, 0)
+        if t < mem.tick_min[0]:
+            mem.tick_min[0] = t
 
 
 @njit(cache=True, inline="always")
 def _enqueue(dram, pool, rid, cycle):
     f = pool.fields[rid]
-    return ctl.enqueue(dram, f[rq.Q_CHANNEL], f[rq.Q_KIND] != rq.R_LOAD, rid, f[rq.Q_RANK],
+    return ctl.enqueue(dram, f[rq.Q_CHANNEL], not _reads(f[rq.Q_KIND]), rid, f[rq.Q_RANK],
                        f[rq.Q_BANKGROUP], f[rq.Q_BANK], f[rq.Q_ROW], f[rq.Q_COLUMN],
                        cycle)  # fmt: skip
 
@@ -119,7 +137,7 @@ def _mem_arrive(mem, dram, events, pool, rid, now):
     ch = pool.fields[rid, rq.Q_CHANNEL]
     cycle = now // mem.params[M_TCK]
     if mem.backlog_head[ch] < 0 and _enqueue(dram, pool, rid, cycle):
-        _wake_channel(mem, events, ch, now)
+        _wake_channel(mem, ch, now)
         return
     # The controller queue is full: wait, in arrival order, for room.
     pool.fields[rid, rq.Q_BACKLOG_NEXT] = -1
@@ -132,9 +150,7 @@ def _mem_arrive(mem, dram, events, pool, rid, now):
 
 @njit(cache=True, inline="always")
 def _dram_tick(mem, dram, events, pool, ch, now):
-    if now != mem.tick_at[ch]:
-        return  # superseded by an earlier tick
-    mem.tick_at[ch] = NEVER
+    """Channel ``ch``'s controller runs at ``now``; sets when it next wants to."""
     tck = mem.params[M_TCK]
     cycle = now // tck
     wake = ctl.tick(dram, ch, cycle, mem.nodes)
@@ -144,23 +160,35 @@ def _dram_tick(mem, dram, events, pool, ch, now):
     while mem.backlog_head[ch] >= 0 and _enqueue(dram, pool, mem.backlog_head[ch], cycle):
         mem.backlog_head[ch] = pool.fields[mem.backlog_head[ch], rq.Q_BACKLOG_NEXT]
         wake = min(wake, cycle + 1)
-    if wake < ctl.NEVER:
-        t = wake * tck
-        if t < mem.tick_at[ch]:
-            mem.tick_at[ch] = t
-            ev.push(events, t, EV_DRAM_TICK, ch, 0)
+    mem.tick_at[ch] = wake * tck if wake < ctl.NEVER else NEVER
 
 
 @njit(cache=True, inline="always")
 def _respond(mem, links, events, pool, rid, slice_, now):
-    """Send line data from slice ``slice_`` to the SM of ``rid``."""
+    """Send line data from slice ``slice_`` to the SM of ``rid``. An atomic is done now, at
+    the L2, and its result written through to memory."""
     size_bytes = mem.params[M_HEADER] + mem.params[M_LINE]
     arrival = linkmod.send(links, mem.slice_port[slice_], now, size_bytes, linkmod.READ_DATA)
     ev.push(events, arrival + mem.params[M_XBAR_LATENCY], EV_SM_FILL, rid, 0)
+    if pool.fields[rid, rq.Q_KIND] == rq.R_ATOMIC:
+        write = rq.allocate(pool)  # advance() keeps ids in reserve for this
+        w = pool.fields[write]
+        w[rq.Q_LINE] = pool.fields[rid, rq.Q_LINE]
+        w[rq.Q_KIND] = rq.R_STORE
+        w[rq.Q_SM] = -1
+        w[rq.Q_SLOT] = -1
+        w[rq.Q_BYTES] = pool.fields[rid, rq.Q_BYTES]
+        w[rq.Q_ISSUED] = now
+        st = mem.stats[slice_]
+        st[L_WRITES] += 1
+        st[L_DRAM_WRITES] += 1
+        _to_memory(mem, links, events, pool, write, now)
 
 
 @njit(cache=True, inline="always")
-def _l2_request(mem, l2, links, events, pool, rid, now):
+def _l2_request(mem, l2, links, events, pool, rid, now, retry):
+    """Request ``rid`` reaches its L2 slice (``retry``: again, after waiting for an MSHR; it
+    was counted as an access then)."""
     f = pool.fields[rid]
     line = f[rq.Q_LINE]
     slice_ = line % mem.params[M_SLICES]
@@ -169,24 +197,27 @@ def _l2_request(mem, l2, links, events, pool, rid, now):
     kind = f[rq.Q_KIND]
     latency = mem.params[M_L2_LATENCY]
     enabled = mem.params[M_L2_ENABLED] != 0
-    st[L_ACCESSES] += 1
+    if not retry:
+        st[L_ACCESSES] += 1
     if kind == rq.R_STORE or kind == rq.R_REDUCTION:
         if enabled and cachemod.lookup(l2, slice_, line):
             st[L_HITS] += 1
+        else:
+            st[L_MISSES] += 1
         st[L_WRITES] += 1
         st[L_DRAM_WRITES] += 1
         _to_memory(mem, links, events, pool, rid, now + latency)
         return
-    if kind == rq.R_ATOMIC:
+    if kind == rq.R_ATOMIC and not retry:
         st[L_ATOMICS] += 1
     if enabled and cachemod.lookup(l2, slice_, line):
         st[L_HITS] += 1
         _respond(mem, links, events, pool, rid, slice_, now + latency)
         return
-    st[L_MISSES] += 1
     if enabled:
         mshr = cachemod.mshr_find(l2, slice_, line)
         if mshr >= 0:
+            st[L_MISSES] += 1
             st[L_MERGES] += 1
             f[rq.Q_L2_NEXT] = l2.mshr_head[slice_, mshr]
             l2.mshr_head[slice_, mshr] = rid
@@ -203,6 +234,7 @@ def _l2_request(mem, l2, links, events, pool, rid, now):
             return
         f[rq.Q_L2_NEXT] = -1  # it heads the MSHR's waiting list
         l2.mshr_head[slice_, mshr] = rid
+    st[L_MISSES] += 1
     st[L_DRAM_READS] += 1
     _to_memory(mem, links, events, pool, rid, now + latency)
 
@@ -212,7 +244,7 @@ def _dram_done(mem, links, events, pool, rid, now):
     f = pool.fields[rid]
     cube = f[rq.Q_CUBE]
     header = mem.params[M_HEADER]
-    if f[rq.Q_KIND] == rq.R_LOAD or f[rq.Q_KIND] == rq.R_ATOMIC:
+    if _reads(f[rq.Q_KIND]):
         arrival = linkmod.send(links, mem.from_cube[cube], now, header + mem.params[M_LINE],
                                linkmod.READ_DATA)  # fmt: skip
         ev.push(events, arrival, EV_L2_FILL, rid, 0)
@@ -245,7 +277,7 @@ def _l2_fill(mem, l2, links, events, pool, rid, now):
         blocked = mem.mshr_wait_head[slice_]
         mem.mshr_wait_head[slice_] = pool.fields[blocked, rq.Q_L2_NEXT]
         pool.fields[blocked, rq.Q_L2_NEXT] = -1
-        _l2_request(mem, l2, links, events, pool, blocked, now)
+        _l2_request(mem, l2, links, events, pool, blocked, now, True)
 
 
 @njit(cache=True, inline="always")
@@ -254,10 +286,10 @@ def _sm_fill(sm, work, l1, mem, pool, rid, now):
     s = f[rq.Q_SM]
     mem.progress[0] += 1
     mem.progress[1] = now
-    smmod.memory_freed(sm, s, now)
     if f[rq.Q_KIND] == rq.R_ATOMIC or sm.params[smmod.S_L1_ENABLED] == 0:
         smmod.complete_transaction(sm, work, s, f[rq.Q_SLOT], f[rq.Q_LOAD], now)
         rq.release(pool, rid)
+        smmod.memory_freed(sm, l1, s, now)
         return
     line = f[rq.Q_LINE]
     cachemod.fill(l1, s, line, False)
@@ -269,24 +301,27 @@ def _sm_fill(sm, work, l1, mem, pool, rid, now):
         smmod.complete_transaction(sm, work, s, w[rq.Q_SLOT], w[rq.Q_LOAD], now)
         rq.release(pool, waiter)
         waiter = nxt
+    smmod.memory_freed(sm, l1, s, now)
 
 
 # ------------------------------------------------------------------------------- loop
 @njit(cache=True, _nrt=False)
 def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, sm_last, until):
     """Run until every CTA finished and every request completed (``FINISHED``), the next thing
-    happens after ``until`` (``EPOCH_END``), the event queue is nearly full (``EVENTS_FULL``:
-    grow it and call again), or nothing at all can happen any more although work is left
-    (``STUCK``). Returns (status, time reached)."""
+    happens after ``until`` (``EPOCH_END``), the event queue or the request pool is nearly full
+    (``GROW``: enlarge them and call again), or nothing at all can happen any more although
+    work is left (``STUCK``). Returns (status, time reached)."""
     period = sm.params[smmod.S_PERIOD]
     sms = sm.params[smmod.S_COUNT]
     schedulers = sm.params[smmod.S_SCHEDULERS]
     requests = pool.free.shape[0]
     num_ctas = work.params[W_NUM_CTAS]
+    channels = mem.tick_at.shape[0]
+    room = mem.params[M_HEADROOM]
     now = 0
     while True:
-        if events.meta[2] < EVENT_HEADROOM:
-            return EVENTS_FULL, now
+        if events.meta[2] < room or pool.meta[0] < room:
+            return GROW, now
         if sm.counters[3] == num_ctas and pool.meta[0] == requests:
             # Every CTA finished and every request (writes included) completed; what is left
             # in the queue (refresh ticks) belongs to the memory, not to this kernel.
@@ -297,26 +332,34 @@ def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, sm_
         t_event = ev.peek_time(events)
         if t_event < 0:
             t_event = NEVER
+        t_tick = mem.tick_min[0]
         t_sm = sm.sm_min[0]
-        now = min(t_event, t_sm)
+        now = min(t_event, t_tick, t_sm)
         if now >= NEVER:
             return STUCK, now
         if now > until:
             return EPOCH_END, until
-        if t_event <= t_sm:
+        if t_event == now:
             t, kind, a0, _ = ev.pop(events)
             if kind == EV_L2_REQUEST:
-                _l2_request(mem, l2, links, events, pool, a0, t)
+                _l2_request(mem, l2, links, events, pool, a0, t, False)
             elif kind == EV_MEM_ARRIVE:
                 _mem_arrive(mem, dram, events, pool, a0, t)
-            elif kind == EV_DRAM_TICK:
-                _dram_tick(mem, dram, events, pool, a0, t)
             elif kind == EV_DRAM_DONE:
                 _dram_done(mem, links, events, pool, a0, t)
             elif kind == EV_L2_FILL:
                 _l2_fill(mem, l2, links, events, pool, a0, t)
             elif kind == EV_SM_FILL:
                 _sm_fill(sm, work, l1, mem, pool, a0, t)
+            continue
+        if t_tick == now:
+            t_tick = NEVER
+            for ch in range(channels):
+                if mem.tick_at[ch] == now:
+                    _dram_tick(mem, dram, events, pool, ch, now)
+                if mem.tick_at[ch] < t_tick:
+                    t_tick = mem.tick_at[ch]
+            mem.tick_min[0] = t_tick
             continue
         t_sm = NEVER
         for s in range(sms):

@@ -228,6 +228,7 @@ class GpuSystem:
         p[model.M_CUBES] = c.memory.cubes
         p[model.M_CHANNELS_PER_CUBE] = self.channels_per_cube
         p[model.M_L2_ENABLED] = int(c.l2.enabled)
+        p[model.M_HEADROOM] = model.headroom(c.sm.count, c.sm.schedulers)
         bits, xor = self.mapping.arrays()
         net = self.network
         channels = self.system_dram.organization.channels
@@ -241,6 +242,7 @@ class GpuSystem:
             backlog_head=np.full(channels, -1, dtype=np.int64),
             backlog_tail=np.full(channels, -1, dtype=np.int64),
             tick_at=np.full(channels, smmod.NEVER, dtype=np.int64),
+            tick_min=np.full(1, smmod.NEVER, dtype=np.int64),
             mshr_wait_head=np.full(c.l2.slices, -1, dtype=np.int64),
             mshr_wait_tail=np.full(c.l2.slices, -1, dtype=np.int64),
             fields=np.zeros(7, dtype=np.int64),
@@ -263,8 +265,9 @@ class GpuSystem:
         l1 = cachemod.build_caches(c.sm.count, c.l1.size_bytes, c.l1.ways, LINE_BYTES,
                                    c.l1.mshrs)  # fmt: skip
         dram = ctl.build_dram_state(self.system_dram)
-        pool = rq.request_pool(1 << 18)
-        events = ev.event_queue(1 << 18)
+        room = model.headroom(c.sm.count, c.sm.schedulers)
+        pool = rq.request_pool(4 * room)  # both grow when a run needs more
+        events = ev.event_queue(4 * room)
         page = self._page_table(memory, seed)
         sm_params = self._sm_params()
         sm_stats = np.zeros((c.sm.count, len(smmod.SM_STAT_NAMES)), dtype=np.int64)
@@ -279,7 +282,7 @@ class GpuSystem:
             if sm.counters[0] == 0 and work.params[W_NUM_CTAS] > 0:
                 raise ConfigError(self._does_not_fit(trace, work))
             sm_last = np.full(c.sm.count, now - self.core.period_ps, dtype=np.int64)
-            now, events = self._run_kernel(sm, work, l1, pool, links, events, sm_ports, page,
+            now, events, pool = self._run_kernel(sm, work, l1, pool, links, events, sm_ports, page,
                                            mem, l2, dram, sm_last, now, trace)  # fmt: skip
             sm_stats += sm.stats
             instructions += trace.num_warp_instructions
@@ -308,8 +311,12 @@ class GpuSystem:
                                             mem, l2, dram, sm_last, until)  # fmt: skip
             if status == model.FINISHED:
                 break
-            if status == model.EVENTS_FULL:
-                events = ev.grown(events)
+            if status == model.GROW:
+                room = int(mem.params[model.M_HEADROOM])
+                if events.meta[2] < room:
+                    events = ev.grown(events)
+                if pool.meta[0] < room:
+                    pool = rq.grown(pool)
                 continue
             if status == model.STUCK:
                 raise SimulationError(self._diagnose(sm, mem, dram, pool, trace, reached))
@@ -319,8 +326,29 @@ class GpuSystem:
             if quiet >= STALL_EPOCHS:
                 raise SimulationError(self._diagnose(sm, mem, dram, pool, trace, reached))
             until += EPOCH_PS
+        self._check_drained(sm, l1, l2, mem, dram, pool, trace)
         end = max(reached, start)
-        return end, events
+        return end, events, pool
+
+    @staticmethod
+    def _check_drained(sm, l1, l2, mem, dram, pool, trace) -> None:
+        """A finished kernel leaves nothing behind: every request completed and every queue,
+        MSHR and warp slot is empty. Anything else is a bug in the model, not a result."""
+        left = {
+            "requests in flight": rq.in_use(pool),
+            "L1 MSHRs in use": int(l1.mshr_used.sum()),
+            "L2 MSHRs in use": int(l2.mshr_used.sum()),
+            "requests waiting for an L2 MSHR": int((mem.mshr_wait_head >= 0).sum()),
+            "requests in DRAM queues": int(dram.q_count.sum()),
+            "channel backlogs": int((mem.backlog_head >= 0).sum()),
+            "occupied warp slots": int((sm.slot_state != smmod.FREE).sum()),
+        }
+        broken = {name: n for name, n in left.items() if n}
+        if broken:
+            raise SimulationError(
+                f"kernel {trace.info.kernel!r} finished but left "
+                + ", ".join(f"{n} {name}" for name, n in broken.items())
+            )
 
     def _diagnose(self, sm, mem, dram, pool, trace, now) -> str:
         waiting = int((sm.slot_state == smmod.ACTIVE).sum())
@@ -359,8 +387,7 @@ class GpuSystem:
         registry.adopt("link_busy", ["busy_ps"], busy, labels)
         cycles = max(1, self.core.cycles(time_ps))
         summary = self._summary(registry, time_ps, cycles, instructions, threads, links)
-        memory_requests = int(sm_stats[:, smmod.T_LOADS].sum() + sm_stats[:, smmod.T_STORES].sum()
-                              + sm_stats[:, smmod.T_ATOMICS].sum())  # fmt: skip
+        memory_requests = int(sm_stats[:, smmod.T_TRANSACTIONS].sum())
         stats = registry.as_dict()
         net = self.network
         cube_links = [i for i, k in enumerate(net.kinds)]

@@ -1,0 +1,244 @@
+"""Configuration loading: every GPU system preset validates; unknown keys, missing keys and
+out-of-range values are ConfigErrors naming the file and the dotted key; command-line overrides
+parse into typed nested dicts; presets inherit from a ``base`` preset, and base loops are caught."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+import ndpsim.config
+from ndpsim.config import merge, parse_overrides, preset_names
+from ndpsim.errors import ConfigError
+from ndpsim.hw.dram.spec import load_dram_preset
+from ndpsim.systems.gpu import load_system_config, system_preset_names
+
+TOM_SM = """
+[sm]
+count = 68
+clock_ghz = 1.4
+"""
+
+
+@pytest.fixture
+def presets(tmp_path, monkeypatch):
+    """A copy of the shipped presets that tests may add files to; returns the systems folder."""
+    root = tmp_path / "presets"
+    shutil.copytree(ndpsim.config.PRESET_ROOT, root)
+    monkeypatch.setattr(ndpsim.config, "PRESET_ROOT", root)
+    return root / "systems"
+
+
+def test_the_shipped_system_presets_are_listed():
+    names = system_preset_names()
+    assert names == preset_names("systems") == sorted(names)
+    assert {"gpu-baseline", "tom-baseline", "sndp-baseline"} <= set(names)
+
+
+@pytest.mark.parametrize("name", system_preset_names())
+def test_every_system_preset_loads_and_validates(name):
+    config = load_system_config(name)
+    assert config.name == name
+    assert config.kind == "gpu"
+    assert config.sm.count >= 1 and config.memory.cubes >= 1
+    dram = config.memory.dram_preset()
+    assert dram.peak_bandwidth_gbps > 0
+
+
+def test_gpu_baseline_inherits_everything_but_its_name_from_tom_baseline():
+    gpu = load_system_config("gpu-baseline").model_dump()
+    tom = load_system_config("tom-baseline").model_dump()
+    assert gpu.pop("name") == "gpu-baseline"
+    assert tom.pop("name") == "tom-baseline"
+    del gpu["description"], tom["description"]
+    assert gpu == tom
+
+
+def test_a_preset_overrides_the_keys_it_sets_and_inherits_the_rest(presets):
+    (presets / "small.toml").write_text(
+        'base = "tom-baseline"\nname = "small"\n[sm]\ncount = 8\n[links]\nlatency_ns = 2.5\n'
+    )
+    small = load_system_config("small")
+    tom = load_system_config("tom-baseline")
+    assert small.sm.count == 8
+    assert small.links.latency_ns == 2.5
+    assert small.sm.clock_ghz == tom.sm.clock_ghz  # the rest of [sm] comes from the base
+    assert small.links.host_to_cube_gbps == tom.links.host_to_cube_gbps
+    assert small.l2 == tom.l2
+
+
+def test_a_chain_of_bases_applies_nearest_last(presets):
+    (presets / "mid.toml").write_text('base = "tom-baseline"\nname = "mid"\n[sm]\ncount = 16\n')
+    (presets / "leaf.toml").write_text('base = "mid"\nname = "leaf"\n[l1]\nways = 2\n')
+    leaf = load_system_config("leaf")
+    assert (leaf.name, leaf.sm.count, leaf.l1.ways) == ("leaf", 16, 2)
+    assert leaf.l1.size_bytes == load_system_config("tom-baseline").l1.size_bytes
+
+
+def test_a_loop_of_bases_is_a_config_error(presets):
+    (presets / "a.toml").write_text('base = "b"\nname = "a"\n')
+    (presets / "b.toml").write_text('base = "a"\nname = "b"\n')
+    (presets / "self.toml").write_text('base = "self"\nname = "self"\n')
+    with pytest.raises(ConfigError, match="loop: a -> b -> a"):
+        load_system_config("a")
+    with pytest.raises(ConfigError, match="loop: self -> self"):
+        load_system_config("self")
+
+
+def test_an_unknown_base_or_preset_is_a_config_error_listing_the_presets(presets):
+    (presets / "orphan.toml").write_text('base = "nobody"\nname = "orphan"\n')
+    with pytest.raises(ConfigError, match=r"unknown systems preset 'nobody'.*tom-baseline"):
+        load_system_config("orphan")
+    with pytest.raises(ConfigError, match="unknown systems preset 'nope'"):
+        load_system_config("nope")
+
+
+@pytest.mark.parametrize(
+    "text,complaint",
+    [
+        (TOM_SM + "bogus = 1\n", "unknown key 'sm.bogus'"),
+        ("frobnicate = true\n", "unknown key 'frobnicate'"),
+        ("[l2]\nprefetch = 2\n", "unknown key 'l2.prefetch'"),
+        ("[sm]\ncount = 0\n", "'sm.count'"),
+        ("[sm]\nclock_ghz = -1.0\n", "'sm.clock_ghz'"),
+        ("[links]\nhost_to_cube_gbps = -80\n", "'links.host_to_cube_gbps'"),
+        ("[l1]\nline_bytes = 16\n", "'l1.line_bytes'"),
+        ('[sm]\nscheduler = "fifo"\n', "'sm.scheduler'"),
+        ('[memory]\ndram = "no-such-dram"\n', "unknown dram preset 'no-such-dram'"),
+    ],
+)
+def test_a_bad_preset_file_is_a_config_error_naming_the_file_and_key(presets, text, complaint):
+    path = presets / "bad.toml"
+    path.write_text('base = "tom-baseline"\nname = "bad"\n' + text)
+    with pytest.raises(ConfigError) as info:
+        load_system_config("bad")
+    message = str(info.value)
+    assert complaint in message
+    if "dram preset" not in complaint:
+        assert message.startswith(f"{path}: ")
+
+
+def test_a_missing_key_is_a_config_error_naming_it(presets):
+    (presets / "bare.toml").write_text('name = "bare"\n' + TOM_SM)
+    with pytest.raises(ConfigError, match="missing key 'l1'") as info:
+        load_system_config("bare")
+    assert "bare.toml" in str(info.value)
+
+
+def test_a_toml_syntax_error_is_a_config_error_naming_the_file(presets):
+    (presets / "broken.toml").write_text('name = "broken"\n[sm\ncount = 1\n')
+    with pytest.raises(ConfigError, match=re.escape(str(presets / "broken.toml"))):
+        load_system_config("broken")
+
+
+def test_overrides_replace_single_values_of_a_preset():
+    config = load_system_config("tom-baseline", parse_overrides(["sm.count=8", "l1.ways=2"]))
+    tom = load_system_config("tom-baseline")
+    assert config.sm.count == 8 and config.l1.ways == 2
+    assert config.sm.clock_ghz == tom.sm.clock_ghz
+    assert config.l1.size_bytes == tom.l1.size_bytes
+
+
+@pytest.mark.parametrize(
+    "overrides,key",
+    [
+        ({"sm": {"count": 0}}, "'sm.count'"),
+        ({"links": {"cube_to_host_gbps": -1}}, "'links.cube_to_host_gbps'"),
+        ({"l2": {"slices": -4}}, "'l2.slices'"),
+        ({"sm": {"typo": 1}}, "unknown key 'sm.typo'"),
+    ],
+)
+def test_an_out_of_range_override_is_a_config_error_naming_the_key(overrides, key):
+    with pytest.raises(ConfigError, match=re.escape(key)):
+        load_system_config("tom-baseline", overrides)
+
+
+def test_a_bad_dram_override_inside_a_system_is_caught_at_load_time():
+    bad = {"memory": {"dram_overrides": {"timing": {"CL": 0}}}}
+    with pytest.raises(ConfigError, match=r"'timing\.CL'"):
+        load_system_config("tom-baseline", bad)
+
+
+def test_dram_preset_overrides_change_only_the_named_values():
+    base = load_dram_preset("hbm2")
+    changed = load_dram_preset("hbm2", {"controller": {"read_queue": 7}, "timing": {"CL": 20}})
+    assert changed.controller.read_queue == 7 and changed.timing.CL == 20
+    assert changed.organization == base.organization
+    assert changed.timing.RCD == base.timing.RCD
+    with pytest.raises(ConfigError, match=r"hbm2\.toml: .*'organization\.channels'"):
+        load_dram_preset("hbm2", {"organization": {"channels": 0}})
+
+
+def test_a_loaded_config_is_immutable():
+    config = load_system_config("tom-baseline")
+    with pytest.raises(ValidationError):
+        config.sm.count = 3
+
+
+def test_parse_overrides_builds_typed_nested_dicts():
+    assert parse_overrides(["sm.count=8", "l1.ways=2"]) == {"sm": {"count": 8}, "l1": {"ways": 2}}
+    parsed = parse_overrides(
+        [
+            "sm.clock_ghz=1.5",
+            "l1.enabled=false",
+            "memory.xor_cube=true",
+            "memory.dram=hbm2",
+            "memory.dram_overrides={'timing': {'CL': 12}}",
+            " seed = 7 ",
+            "sm.count=4",
+        ]
+    )
+    assert parsed == {
+        "sm": {"clock_ghz": 1.5, "count": 4},
+        "l1": {"enabled": False},
+        "memory": {"xor_cube": True, "dram": "hbm2", "dram_overrides": {"timing": {"CL": 12}}},
+        "seed": 7,
+    }
+    assert type(parsed["sm"]["count"]) is int and type(parsed["l1"]["enabled"]) is bool
+    assert parse_overrides(["name=a=b"]) == {"name": "a=b"}  # only the first '=' splits
+    assert parse_overrides([]) == {}
+
+
+@pytest.mark.parametrize("text", ["sm.count", "=3", "sm..count=3", ".count=3", "sm.=3", " =1"])
+def test_a_malformed_override_is_a_config_error(text):
+    with pytest.raises(ConfigError, match=r"key\.path=value"):
+        parse_overrides([text])
+
+
+def test_an_override_below_a_value_is_a_config_error():
+    with pytest.raises(ConfigError, match="conflicts"):
+        parse_overrides(["sm=1", "sm.count=2"])
+
+
+_PART = st.sampled_from(["a", "b", "c", "sm", "count"])
+_KEYS = st.tuples(_PART, _PART, _PART).map(".".join)  # one depth: no key is a prefix of another
+
+
+@given(st.dictionaries(_KEYS, st.integers(-(10**9), 10**9) | st.booleans(), max_size=8))
+def test_overrides_of_distinct_leaves_land_at_their_dotted_paths(assignments):
+    parsed = parse_overrides([f"{k}={v}" for k, v in assignments.items()])
+    leaves = {
+        f"{a}.{b}.{c}": value
+        for a, middle in parsed.items()
+        for b, inner in middle.items()
+        for c, value in inner.items()
+    }
+    assert leaves == assignments
+    assert all(type(leaves[k]) is type(v) for k, v in assignments.items())
+
+
+def test_merge_lays_tables_over_tables_without_touching_the_base():
+    base = {"sm": {"count": 68, "clock_ghz": 1.4}, "name": "x", "l1": {"ways": 4}}
+    merged = merge(base, {"sm": {"count": 8}, "name": "y", "seed": 3})
+    assert merged == {
+        "sm": {"count": 8, "clock_ghz": 1.4},
+        "name": "y",
+        "l1": {"ways": 4},
+        "seed": 3,
+    }
+    assert base == {"sm": {"count": 68, "clock_ghz": 1.4}, "name": "x", "l1": {"ways": 4}}
