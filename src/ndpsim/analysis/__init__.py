@@ -2,12 +2,14 @@
 
 :class:`FunctionAnalysis` bundles the analyses of one function and computes each on first use,
 so passes ask for what they need (``analysis.loops``, ``analysis.liveness`` ...) without caring
-about the order they are built in.
+about the order they are built in. :func:`analyze` hands every caller the same bundle for a
+function, so the interpreter, the timing models and the offload passes share one computation.
 """
 
 from __future__ import annotations
 
 from functools import cached_property
+from weakref import WeakKeyDictionary
 
 from ndpsim.analysis.cfg import BasicBlock, ControlFlowGraph
 from ndpsim.analysis.classify import Access, InstructionClass, Kind, Role, classify
@@ -32,6 +34,7 @@ __all__ = [
     "LoopValue",
     "Role",
     "TripCountKind",
+    "analyze",
 ]
 
 
@@ -72,3 +75,14 @@ class FunctionAnalysis:
     def innermost_loop(self, block: int) -> Loop | None:
         inner = [loop for loop in self.loops if block in loop.blocks]
         return max(inner, key=lambda loop: loop.depth) if inner else None
+
+
+_ANALYSES: WeakKeyDictionary[Function, FunctionAnalysis] = WeakKeyDictionary()
+
+
+def analyze(function: Function) -> FunctionAnalysis:
+    """The (shared, lazily computed) analyses of ``function``."""
+    analysis = _ANALYSES.get(function)
+    if analysis is None:
+        analysis = _ANALYSES[function] = FunctionAnalysis(function)
+    return analysis

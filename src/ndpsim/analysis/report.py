@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ndpsim.analysis import EXIT, FunctionAnalysis
+from ndpsim.analysis import EXIT, analyze
 from ndpsim.analysis.loops import LoopValue
 from ndpsim.frontend.ir import Function, Space
 
@@ -16,7 +16,7 @@ def _value(value: LoopValue) -> int | str:
 
 def function_report(function: Function, *, instructions: bool = True) -> dict[str, Any]:
     """Blocks, loops, liveness and instruction classes of one function, JSON-ready."""
-    a = FunctionAnalysis(function)
+    a = analyze(function)
     cfg, dom, live = a.cfg, a.dominance, a.liveness
     blocks = []
     for block in cfg:

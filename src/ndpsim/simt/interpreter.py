@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ndpsim.analysis import FunctionAnalysis
+from ndpsim.analysis import analyze
 from ndpsim.errors import (
     LaunchError,
     NdpsimError,
@@ -134,7 +134,7 @@ def compile_program(function: Function, module: Module) -> Program:
     decoder = Decoder(
         function, register_index, register_dtypes, shared_offsets, local_offsets, param_offsets
     )
-    analysis = FunctionAnalysis(function)
+    analysis = analyze(function)
     cfg, dominance = analysis.cfg, analysis.dominance
     control = np.zeros(n, dtype=np.int8)
     branch_target = np.full(n, -1, dtype=np.int64)

@@ -42,6 +42,16 @@ from ndpsim.hw.gpu.work import (
     W_REGISTERS,
     W_SHARED_BYTES,
     W_WARPS_PER_CTA,
+    inst_lanes,
+    inst_mem,
+    inst_pc,
+    mem_conflict,
+    mem_kind,
+    mem_space,
+    mem_tx_count,
+    mem_tx_first,
+    tx_bytes,
+    tx_line,
 )
 from ndpsim.trace.trace import MemoryKind, MemorySpace
 
@@ -176,10 +186,10 @@ def _unit_of(work, pos, pc):
         return U_SFU
     if cls != C_MEMORY:
         return U_NONE
-    m = work.inst_mem[pos]
+    m = inst_mem(work, pos)
     if m < 0:
         return U_NONE  # no lane accessed memory (all guarded off)
-    return U_LSU if work.mem_space[m] == MemorySpace.SHARED else U_LSU_MSHR
+    return U_LSU if mem_space(work, m) == MemorySpace.SHARED else U_LSU_MSHR
 
 
 @njit(cache=True, inline="always")
@@ -187,7 +197,7 @@ def refresh_ready(sm, work, s, w, now):
     """Recompute when slot ``w``'s next instruction may issue (its operands), and the unit it
     needs."""
     pos = sm.slot_pos[s, w]
-    pc = work.inst_pc[pos]
+    pc = inst_pc(work, pos)
     sm.slot_unit[s, w] = _unit_of(work, pos, pc)
     t = now
     for k in range(work.pc_src_first[pc], work.pc_src_first[pc + 1]):
@@ -355,9 +365,9 @@ def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, 
     """Issue global/local memory instruction ``m``; False if a structural hazard (no load slot,
     not enough MSHRs, no request ids) prevents it this cycle."""
     p = sm.params
-    kind = work.mem_kind[m]
-    first = work.mem_tx_first[m]
-    count = work.mem_tx_count[m]
+    kind = mem_kind(work, m)
+    first = mem_tx_first(work, m)
+    count = mem_tx_count(work, m)
     period = p[S_PERIOD]
     header = p[S_HEADER_BYTES]
     use_l1 = p[S_L1_ENABLED] != 0
@@ -373,7 +383,7 @@ def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, 
         needed = 0
         if kind == MemoryKind.LOAD and use_l1:
             for t in range(first, first + count):
-                line = physical_line(page, work.tx_line[t])
+                line = physical_line(page, tx_line(work, t))
                 if not cachemod.probe(l1, s, line) and cachemod.mshr_find(l1, s, line) < 0:
                     needed += 1
             if needed > l1.mshr_line.shape[1] - l1.mshr_used[s]:
@@ -385,7 +395,7 @@ def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, 
         left = 0
         done = now
         for t in range(first, first + count):
-            line = physical_line(page, work.tx_line[t])
+            line = physical_line(page, tx_line(work, t))
             if kind == MemoryKind.LOAD and use_l1:
                 sm.stats[s, T_L1_ACCESSES] += 1
                 if cachemod.lookup(l1, s, line):
@@ -400,7 +410,7 @@ def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, 
             f[rq.Q_SM] = s
             f[rq.Q_SLOT] = w
             f[rq.Q_LOAD] = load
-            f[rq.Q_BYTES] = work.tx_bytes[t]
+            f[rq.Q_BYTES] = tx_bytes(work, t)
             f[rq.Q_ISSUED] = now
             left += 1
             if kind == MemoryKind.LOAD and use_l1:
@@ -414,7 +424,7 @@ def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, 
                 l1.mshr_head[s, mshr] = rid
             if kind == MemoryKind.ATOMIC:
                 sm.stats[s, T_ATOMICS] += 1
-                size = header + work.tx_bytes[t]
+                size = header + tx_bytes(work, t)
             else:
                 sm.stats[s, T_LOADS] += 1
                 size = header
@@ -432,7 +442,7 @@ def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, 
             _block_memory(sm, s, 0)
             return False
         for t in range(first, first + count):
-            line = physical_line(page, work.tx_line[t])
+            line = physical_line(page, tx_line(work, t))
             if kind == MemoryKind.STORE and use_l1:
                 sm.stats[s, T_L1_ACCESSES] += 1
                 if cachemod.lookup(l1, s, line):  # write-through, no allocation on a miss
@@ -445,14 +455,14 @@ def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, 
             f[rq.Q_KIND] = rq.R_STORE if kind == MemoryKind.STORE else rq.R_REDUCTION
             f[rq.Q_SM] = s
             f[rq.Q_SLOT] = -1
-            f[rq.Q_BYTES] = work.tx_bytes[t]
+            f[rq.Q_BYTES] = tx_bytes(work, t)
             f[rq.Q_ISSUED] = now
             if kind == MemoryKind.STORE:
                 sm.stats[s, T_STORES] += 1
             else:
                 sm.stats[s, T_ATOMICS] += 1
             _send_to_l2(sm, links, events, pool, port, rid, now + (t - first) * period,
-                        header + work.tx_bytes[t], linkmod.WRITE_REQUEST)  # fmt: skip
+                        header + tx_bytes(work, t), linkmod.WRITE_REQUEST)  # fmt: skip
     sm.stats[s, T_TRANSACTIONS] += count
     sm.ldst_free[s] = now + max(count, 1) * period
     return True
@@ -581,14 +591,14 @@ def issue(sm, work, l1, pool, links, events, port, page, s, w, now):
     """Issue slot ``w``'s next instruction; False if a structural hazard stops it."""
     p = sm.params
     pos = sm.slot_pos[s, w]
-    pc = work.inst_pc[pos]
+    pc = inst_pc(work, pos)
     cls = work.pc_class[pc]
     if cls == C_MEMORY:
-        m = work.inst_mem[pos]
+        m = inst_mem(work, pos)
         if m < 0:  # no lane accessed memory (all guarded off): costs an LSU slot only
             _set_destinations(sm, work, s, w, pc, now + p[S_LAT_L1])
-        elif work.mem_space[m] == MemorySpace.SHARED:
-            conflict = work.mem_conflict[m]
+        elif mem_space(work, m) == MemorySpace.SHARED:
+            conflict = mem_conflict(work, m)
             _set_destinations(sm, work, s, w, pc, now + p[S_LAT_SHARED] + (conflict - 1) * p[
                 S_PERIOD])  # fmt: skip
             sm.ldst_free[s] = now + conflict * p[S_PERIOD]
@@ -605,7 +615,7 @@ def issue(sm, work, l1, pool, links, events, port, page, s, w, now):
         cta = sm.slot_cta[s, w]
         sm.stats[s, T_BARRIERS] += 1
         sm.stats[s, T_ISSUED] += 1
-        sm.stats[s, T_THREAD_INSTRUCTIONS] += work.inst_lanes[pos]
+        sm.stats[s, T_THREAD_INSTRUCTIONS] += inst_lanes(work, pos)
         sm.slot_state[s, w] = BARRIER
         sm.slot_ready[s, w] = NEVER
         sm.cta_arrived[cta] += 1
@@ -623,7 +633,7 @@ def issue(sm, work, l1, pool, links, events, port, page, s, w, now):
         _set_destinations(sm, work, s, w, pc, now + p[S_LAT_ALU])
         sm.stats[s, T_ALU] += 1
     sm.stats[s, T_ISSUED] += 1
-    sm.stats[s, T_THREAD_INSTRUCTIONS] += work.inst_lanes[pos]
+    sm.stats[s, T_THREAD_INSTRUCTIONS] += inst_lanes(work, pos)
     _advance(sm, work, s, w, now)
     return True
 

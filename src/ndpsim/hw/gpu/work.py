@@ -22,7 +22,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ndpsim.analysis import FunctionAnalysis, Kind
+from ndpsim.analysis import Kind, analyze
 from ndpsim.frontend.ir import Function, Module, Space
 from ndpsim.simt.interpreter import compile_program
 from ndpsim.trace.trace import MemoryKind, MemorySpace, Trace, popcount
@@ -40,16 +40,12 @@ class KernelWork(NamedTuple):
     warp_first: np.ndarray  # int64[warps]: first instruction of each warp's stream
     warp_end: np.ndarray  # int64[warps]
     warp_cta: np.ndarray  # int64[warps]
-    inst_pc: np.ndarray  # int64[instructions]
-    inst_lanes: np.ndarray  # int64[instructions]: active lanes
-    inst_mem: np.ndarray  # int64[instructions]: memory operation, or -1
-    mem_kind: np.ndarray  # int64[ops]: MemoryKind
-    mem_space: np.ndarray  # int64[ops]: MemorySpace
-    mem_tx_first: np.ndarray  # int64[ops]
-    mem_tx_count: np.ndarray  # int64[ops]
-    mem_conflict: np.ndarray  # int64[ops]: shared-memory bank conflict degree (>= 1)
-    tx_line: np.ndarray  # int64[transactions]: virtual line address (address >> 7)
-    tx_bytes: np.ndarray  # int64[transactions]: bytes the active lanes touch in the line
+    inst: np.ndarray  # int64[instructions]: pc, active lanes and memory operation, packed
+    # (one load per issue from the one array that is streamed; see inst_pc() and friends)
+    mem: np.ndarray  # int64[ops]: kind, space, transactions (first, count) and shared-memory
+    # bank conflict degree of each memory operation, packed (see mem_kind() and friends)
+    tx: np.ndarray  # int64[transactions]: virtual line (address >> 7) and the bytes the
+    # active lanes touch in it, packed (see tx_line(), tx_bytes())
     pc_class: np.ndarray  # int64[pcs]
     pc_src_first: np.ndarray  # int64[pcs + 1]: registers each pc reads (CSR into pc_src)
     pc_src: np.ndarray
@@ -58,13 +54,77 @@ class KernelWork(NamedTuple):
     params: np.ndarray  # int64[WORK_PARAMS]
 
 
+# fields of KernelWork.inst: pc in bits 0-23, active lanes (0-32) in bits 24-29, memory
+# operation + 1 (0: none) from bit 30
+PC_MASK = (1 << 24) - 1
+LANES_SHIFT, MEM_SHIFT = 24, 30
+
+
+# fields of KernelWork.mem: kind bits 0-2, space 3-5, transactions 6-11, conflict 12-17,
+# first transaction from bit 18; of KernelWork.tx: bytes bits 0-7, line from bit 8
+KIND_BITS, SPACE_SHIFT, COUNT_SHIFT, CONFLICT_SHIFT, FIRST_SHIFT = 7, 3, 6, 12, 18
+TX_BYTES_BITS, TX_LINE_SHIFT = 255, 8
+
+
+@njit(cache=True, inline="always")
+def mem_kind(work, m):
+    return work.mem[m] & KIND_BITS
+
+
+@njit(cache=True, inline="always")
+def mem_space(work, m):
+    return (work.mem[m] >> SPACE_SHIFT) & 7
+
+
+@njit(cache=True, inline="always")
+def mem_tx_count(work, m):
+    return (work.mem[m] >> COUNT_SHIFT) & 63
+
+
+@njit(cache=True, inline="always")
+def mem_conflict(work, m):
+    """Shared-memory bank conflict degree (>= 1)."""
+    return (work.mem[m] >> CONFLICT_SHIFT) & 63
+
+
+@njit(cache=True, inline="always")
+def mem_tx_first(work, m):
+    return work.mem[m] >> FIRST_SHIFT
+
+
+@njit(cache=True, inline="always")
+def tx_line(work, t):
+    return work.tx[t] >> TX_LINE_SHIFT
+
+
+@njit(cache=True, inline="always")
+def tx_bytes(work, t):
+    return work.tx[t] & TX_BYTES_BITS
+
+
+@njit(cache=True, inline="always")
+def inst_pc(work, pos):
+    return work.inst[pos] & PC_MASK
+
+
+@njit(cache=True, inline="always")
+def inst_lanes(work, pos):
+    return (work.inst[pos] >> LANES_SHIFT) & 63
+
+
+@njit(cache=True, inline="always")
+def inst_mem(work, pos):
+    """The memory operation of instruction ``pos``, or -1."""
+    return (work.inst[pos] >> MEM_SHIFT) - 1
+
+
 (W_NUM_WARPS, W_WARPS_PER_CTA, W_NUM_CTAS, W_FIRST_CTA, W_REGISTERS, W_THREADS_PER_CTA,
  W_SHARED_BYTES, W_NUM_REGISTERS) = range(8)  # fmt: skip
 WORK_PARAMS = 8
 
 
 def _timing_class(function: Function) -> np.ndarray:
-    classes = FunctionAnalysis(function).classes
+    classes = analyze(function).classes
     out = np.empty(len(classes), dtype=np.int64)
     for pc, (inst, cls) in enumerate(zip(function.instructions, classes, strict=True)):
         if inst.is_exit:
@@ -89,11 +149,19 @@ def _csr(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     return first, flat
 
 
-def _register_sets(function: Function, register_index: dict[str, int]):
-    """Registers each pc reads (guard included) and writes, as two CSR arrays."""
-    src = [[register_index[r] for r in inst.uses] for inst in function.instructions]
-    dst = [[register_index[r] for r in inst.defs] for inst in function.instructions]
-    return (*_csr(src), *_csr(dst))
+def _register_sets(function: Function):
+    """Registers each pc reads (guard included) and writes, as two CSR arrays, and how many
+    registers there are. Registers are numbered in order of first appearance in the program,
+    so the registers of nearby instructions sit together in the timing model's per-warp
+    ready-time arrays (a kernel may have hundreds; scattered, every issue would miss in the
+    host's caches)."""
+    index: dict[str, int] = {}
+    for inst in function.instructions:
+        for r in (*inst.uses, *inst.defs):
+            index.setdefault(r, len(index))
+    src = [[index[r] for r in inst.uses] for inst in function.instructions]
+    dst = [[index[r] for r in inst.defs] for inst in function.instructions]
+    return (*_csr(src), *_csr(dst), len(index))
 
 
 def registers_per_thread(function: Function, module_path: str | None) -> int:
@@ -105,7 +173,7 @@ def registers_per_thread(function: Function, module_path: str | None) -> int:
             usage = json.loads(sidecar.read_text()).get(function.name)
             if usage:
                 return int(usage["registers"])
-    liveness = FunctionAnalysis(function).liveness
+    liveness = analyze(function).liveness
     most = max((len(liveness.live_before(pc)) for pc in range(len(function.instructions))),
                default=1)  # fmt: skip
     return max(most, 4)
@@ -212,6 +280,8 @@ def build_kernel_work(trace: Trace, module: Module) -> KernelWork:
     )
     inst_pc = trace.run_pc.astype(np.int64)[order][run_index] + step
     inst_lanes = popcount(trace.run_mask[order])[run_index]
+    if len(function.instructions) > PC_MASK:
+        raise ValueError(f"kernel {info.kernel!r} has more than {PC_MASK} instructions")
     # memory records -> instruction index (stream position of their warp)
     mem_inst = warp_first[trace.mem_warp.astype(np.int64) - first_warp] + trace.mem_seq
     mem_order = np.argsort(mem_inst, kind="stable")
@@ -222,7 +292,7 @@ def build_kernel_work(trace: Trace, module: Module) -> KernelWork:
         trace.mem_space, mem_order, int(MemorySpace.SHARED),
     )  # fmt: skip
     program = compile_program(function, module)
-    src_first, src, dst_first, dst = _register_sets(function, program.register_index)
+    src_first, src, dst_first, dst, num_registers = _register_sets(function)
     params = np.zeros(WORK_PARAMS, dtype=np.int64)
     params[W_NUM_WARPS] = num_warps
     params[W_WARPS_PER_CTA] = info.warps_per_cta
@@ -231,21 +301,18 @@ def build_kernel_work(trace: Trace, module: Module) -> KernelWork:
     params[W_REGISTERS] = registers_per_thread(function, info.module)
     params[W_THREADS_PER_CTA] = info.threads_per_cta
     params[W_SHARED_BYTES] = program.shared_static_bytes + info.shared_bytes
-    params[W_NUM_REGISTERS] = len(program.register_index)
+    params[W_NUM_REGISTERS] = num_registers
     return KernelWork(
         warp_first=warp_first,
         warp_end=warp_first + counts,
         warp_cta=np.arange(num_warps, dtype=np.int64) // info.warps_per_cta,
-        inst_pc=inst_pc,
-        inst_lanes=inst_lanes,
-        inst_mem=inst_mem,
-        mem_kind=trace.mem_kind.astype(np.int64)[mem_order],
-        mem_space=trace.mem_space.astype(np.int64)[mem_order],
-        mem_tx_first=tx_first,
-        mem_tx_count=tx_count,
-        mem_conflict=conflict,
-        tx_line=tx_line,
-        tx_bytes=tx_bytes,
+        inst=inst_pc | (inst_lanes << LANES_SHIFT) | ((inst_mem + 1) << MEM_SHIFT),
+        mem=trace.mem_kind.astype(np.int64)[mem_order]
+        | (trace.mem_space.astype(np.int64)[mem_order] << SPACE_SHIFT)
+        | (tx_count << COUNT_SHIFT)
+        | (conflict << CONFLICT_SHIFT)
+        | (tx_first << FIRST_SHIFT),
+        tx=(tx_line << TX_LINE_SHIFT) | tx_bytes,
         pc_class=_timing_class(function),
         pc_src_first=src_first,
         pc_src=src,
