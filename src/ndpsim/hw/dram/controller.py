@@ -442,8 +442,12 @@ def tick(d, ch, now, nodes):
             rec = queue[pos]
             if rec[F_STAMP] != version[rec[F_BANKGROUP]]:
                 _candidate(d, rec, k, closed_page)
+            local = rec[F_READY]
+            if local > now:  # its bank is not ready: no need to look at the channel or rank
+                wake = min(wake, local)
+                continue
             cmd = rec[F_CMD]
-            t = max(gate[rec[F_RANK], cmd], rec[F_READY])
+            t = max(gate[rec[F_RANK], cmd], local)
             flags = rec[F_FLAGS]
             # The other queue lends only rows opened for its requests; a row opened for a
             # waiting request is never precharged.
