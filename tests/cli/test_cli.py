@@ -65,3 +65,60 @@ def test_workloads_list_and_version():
     assert listing.exit_code == 0 and "vadd" in listing.output and "lib" in listing.output
     version = runner.invoke(app, ["--version"])
     assert version.exit_code == 0 and version.output.startswith("ndpsim ")
+
+
+def test_run_prints_a_summary_and_writes_every_counter_as_json(tmp_path):
+    out = tmp_path / "vadd.json"
+    result = runner.invoke(
+        app,
+        ["run", "--system", "gpu-baseline", "--workload", "vadd", "--size", "tiny",
+         "--set", "sm.count=16", "--json", str(out)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    for row in ("core cycles", "IPC", "GPU -> memory", "memory -> GPU", "row-buffer hit rate",
+                "L1 hit rate", "L2 hit rate"):  # fmt: skip
+        assert row in result.output
+    document = json.loads(out.read_text())
+    assert document["workload"] == "vadd" and document["system"] == "gpu-baseline"
+    assert document["stats"]["sm"]["total"]["warp_instructions"] > 0
+    assert len(document["stats"]["sm"]["instances"]) == 16  # the override took effect
+    assert document["energy_nj"]["total"] > 0
+
+
+def test_run_rejects_a_bad_override_naming_the_key():
+    result = runner.invoke(
+        app, ["run", "--system", "gpu-baseline", "--workload", "vadd", "--set", "sm.count=0"]
+    )
+    assert result.exit_code == 2
+    assert "sm.count" in result.output and "Traceback" not in result.output
+    unknown = runner.invoke(app, ["run", "--system", "nope", "--workload", "vadd"])
+    assert unknown.exit_code == 2 and "tom-baseline" in unknown.output
+
+
+def test_systems_lists_the_presets():
+    result = runner.invoke(app, ["systems"])
+    assert result.exit_code == 0
+    assert "gpu-baseline" in result.output and "sndp-baseline" in result.output
+
+
+def test_dram_trace_reports_cycles_row_outcomes_and_latency(tmp_path):
+    trace = tmp_path / "t.ldst"
+    lines = [f"LD {64 * i:#x}" for i in range(256)] + [
+        f"ST {1 << 20 | 64 * i:#x}" for i in range(8)
+    ]
+    trace.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "figures.json"
+    result = runner.invoke(
+        app, ["dram-trace", str(trace), "--preset", "hbm2-anchor", "-k", "1", "--json", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "DRAM cycles" in result.output and "row hits" in result.output
+    figures = json.loads(out.read_text())
+    assert figures["requests"] == 264
+    assert figures["cycles"] >= 264  # one request offered per cycle
+    assert figures["row_hits"] + figures["row_misses"] + figures["row_conflicts"] == 264
+    assert figures["average_read_latency_cycles"] > 0
+    bad = tmp_path / "bad.ldst"
+    bad.write_text("LD 0x40\nXX 0x80\n")
+    failed = runner.invoke(app, ["dram-trace", str(bad)])
+    assert failed.exit_code == 2 and "bad.ldst:2:" in failed.output

@@ -57,10 +57,15 @@ class StatsRegistry:
         self.groups[path] = _Group(tuple(names), values, labels)
 
     def histogram(self, path: str, bins: int, bin_width: int) -> np.ndarray:
-        self._claim(path)
+        """Register a histogram; returns the counts array compiled code increments."""
         counts = np.zeros(bins, dtype=np.int64)
-        self.histograms[path] = Histogram(bin_width, counts)
+        self.adopt_histogram(path, bin_width, counts)
         return counts
+
+    def adopt_histogram(self, path: str, bin_width: int, counts: np.ndarray) -> None:
+        """Register counts a component already owns."""
+        self._claim(path)
+        self.histograms[path] = Histogram(bin_width, counts)
 
     def _claim(self, path: str) -> None:
         """Refuse a path a group or histogram already has (one would hide the other)."""

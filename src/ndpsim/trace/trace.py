@@ -133,6 +133,11 @@ class Trace:
     def num_warps(self) -> int:
         return (self.info.cta_end - self.info.cta_begin) * self.info.warps_per_cta
 
+    @property
+    def nbytes(self) -> int:
+        """Memory the trace's columns take."""
+        return sum(getattr(self, name).nbytes for name in COLUMNS)
+
     # ------------------------------------------------------------------ per-record views
     @property
     def run_cta(self) -> np.ndarray:

@@ -40,8 +40,8 @@ EV_L2_REQUEST = smmod.EV_L2_REQUEST
 EV_MEM_ARRIVE, EV_DRAM_DONE, EV_L2_FILL, EV_SM_FILL = 2, 3, 4, 5
 
 (M_SLICES, M_L2_LATENCY, M_L2_PERIOD, M_XBAR_LATENCY, M_HEADER, M_LINE, M_TCK, M_CUBES,
- M_CHANNELS_PER_CUBE, M_L2_ENABLED, M_HEADROOM) = range(11)  # fmt: skip
-MEM_PARAMS = 11
+ M_CHANNELS_PER_CUBE, M_L2_ENABLED, M_HEADROOM, M_HIST_BIN_PS) = range(12)  # fmt: skip
+MEM_PARAMS = 12
 
 # accesses = hits + misses; a miss merges into an MSHR, takes one, or (stores) goes straight
 # to memory; mshr_full_waits counts misses that first waited for a free MSHR
@@ -81,6 +81,8 @@ class MemorySide(NamedTuple):
     nodes: np.ndarray  # int64[5]: scratch for the DRAM controller
     stats: np.ndarray  # int64[slices, len(L2_STAT_NAMES)]
     progress: np.ndarray  # int64[2]: requests completed, time of the last completion
+    latency_hist: np.ndarray  # int64[bins]: load and atomic round trips (SM to SM), in bins of
+    # M_HIST_BIN_PS; the last bin holds everything longer
 
 
 # ---------------------------------------------------------------------------- handlers
@@ -286,6 +288,8 @@ def _sm_fill(sm, work, l1, mem, pool, rid, now):
     s = f[rq.Q_SM]
     mem.progress[0] += 1
     mem.progress[1] = now
+    hist = mem.latency_hist
+    hist[min((now - f[rq.Q_ISSUED]) // mem.params[M_HIST_BIN_PS], hist.shape[0] - 1)] += 1
     if f[rq.Q_KIND] == rq.R_ATOMIC or sm.params[smmod.S_L1_ENABLED] == 0:
         smmod.complete_transaction(sm, work, s, f[rq.Q_SLOT], f[rq.Q_LOAD], now)
         rq.release(pool, rid)

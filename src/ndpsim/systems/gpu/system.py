@@ -11,7 +11,9 @@ where its requests are stuck.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -38,6 +40,7 @@ from ndpsim.hw.gpu.work import (
     build_kernel_work,
 )
 from ndpsim.hw.network import build_network
+from ndpsim.hw.pagetable import PageTable
 from ndpsim.simt.memory import BASE_ADDRESS, DeviceMemory
 from ndpsim.systems.gpu import model
 from ndpsim.systems.gpu.config import GpuSystemConfig
@@ -47,6 +50,24 @@ from ndpsim.trace.trace import Trace
 EPOCH_PS = 20_000_000
 #: Epochs in a row without progress before the watchdog stops the run.
 STALL_EPOCHS = 50
+#: The load-latency histogram: bins of this many core cycles, and how many.
+LATENCY_BIN_CYCLES, LATENCY_BINS = 50, 64
+
+
+@dataclass
+class Epoch:
+    """What a policy sees when a run hands control back between epochs. The arrays are the
+    live state: a policy reads them, and may move pages (``page_table.migrate``) for the rest
+    of the run to see; modelling the traffic of such a move is the policy's business."""
+
+    time_ps: int
+    kernel: int  # index of the launch running
+    links: linkmod.Links  # busy time, traffic and utilization windows of every link
+    link_labels: list[str]
+    page_table: PageTable
+    sm_stats: np.ndarray  # this launch's per-SM counters (SM_STAT_NAMES), so far
+    l2_stats: np.ndarray  # per-slice counters (L2_STAT_NAMES), whole run so far
+    dram_stats: np.ndarray  # per-channel counters (controller STAT_NAMES), whole run so far
 
 
 @dataclass
@@ -83,6 +104,10 @@ def _log2(value: int, what: str) -> int:
     if value < 1 or 1 << bits != value:
         raise ConfigError(f"{what} must be a power of two, got {value}")
     return bits
+
+
+def _hand_back(on_epoch, kernel, links, labels, page_table, sm, mem, dram, time_ps) -> None:
+    on_epoch(Epoch(time_ps, kernel, links, labels, page_table, sm.stats, mem.stats, dram.stats))
 
 
 class GpuSystem:
@@ -152,21 +177,11 @@ class GpuSystem:
             xor = {"cube": row_bits[:cube_bits]}
         return AddressMapping.from_layout(layout, xor)
 
-    def _page_table(self, memory: DeviceMemory, seed: int):
+    def _page_table(self, memory: DeviceMemory, seed: int) -> PageTable:
         c = self.config.memory
-        shift = _log2(c.page_bytes, "memory.page_bytes")
-        pages = max(1, -(-memory.size_bytes // c.page_bytes))
-        frames = self.capacity_bytes // c.page_bytes
-        if pages > frames:
-            raise ConfigError(
-                f"the workload uses {memory.size_bytes} bytes, more than the system's "
-                f"{self.capacity_bytes} bytes of memory"
-            )
-        if c.mapping == "random-page":
-            table = np.random.default_rng([seed, 4096]).permutation(frames)[:pages]
-        else:
-            table = np.arange(pages)
-        return table.astype(np.int64), BASE_ADDRESS >> shift, shift
+        placement = "random" if c.mapping == "random-page" else "identity"
+        return PageTable.build(BASE_ADDRESS, memory.size_bytes, c.page_bytes,
+                               self.capacity_bytes // c.page_bytes, placement, seed)  # fmt: skip
 
     def _links(self):
         c = self.config
@@ -229,6 +244,7 @@ class GpuSystem:
         p[model.M_CHANNELS_PER_CUBE] = self.channels_per_cube
         p[model.M_L2_ENABLED] = int(c.l2.enabled)
         p[model.M_HEADROOM] = model.headroom(c.sm.count, c.sm.schedulers)
+        p[model.M_HIST_BIN_PS] = self.core.time(LATENCY_BIN_CYCLES)
         bits, xor = self.mapping.arrays()
         net = self.network
         channels = self.system_dram.organization.channels
@@ -239,6 +255,7 @@ class GpuSystem:
             from_cube=np.array([net.link_id(k, net.host) for k in range(net.cubes)], np.int64),
             map_bits=bits,
             map_xor=xor,
+            latency_hist=np.zeros(LATENCY_BINS, dtype=np.int64),
             backlog_head=np.full(channels, -1, dtype=np.int64),
             backlog_tail=np.full(channels, -1, dtype=np.int64),
             tick_at=np.full(channels, smmod.NEVER, dtype=np.int64),
@@ -253,8 +270,12 @@ class GpuSystem:
 
     # --------------------------------------------------------------------------- run
     def run(self, traces: list[Trace], module: Module, memory: DeviceMemory,
-            seed: int | None = None) -> GpuRunResult:  # fmt: skip
-        """Simulate the launches of one workload run, in order, on fresh hardware."""
+            seed: int | None = None, on_epoch: Callable[[Epoch], None] | None = None,
+            ) -> GpuRunResult:  # fmt: skip
+        """Simulate the launches of one workload run, in order, on fresh hardware.
+
+        ``on_epoch`` is called every ``EPOCH_PS`` of simulated time with an :class:`Epoch`, the
+        place for run-time policies (offload controllers, migration agents) to look and act."""
         c = self.config
         start_wall = time.perf_counter()
         seed = c.seed if seed is None else seed
@@ -268,12 +289,14 @@ class GpuSystem:
         room = model.headroom(c.sm.count, c.sm.schedulers)
         pool = rq.request_pool(4 * room)  # both grow when a run needs more
         events = ev.event_queue(4 * room)
-        page = self._page_table(memory, seed)
+        page_table = self._page_table(memory, seed)
+        page = page_table.compiled
+        labels = [self._link_label(i) for i in range(len(links.busy_ps))]
         sm_params = self._sm_params()
         sm_stats = np.zeros((c.sm.count, len(smmod.SM_STAT_NAMES)), dtype=np.int64)
         now = 0
         instructions = threads = 0
-        for trace in traces:
+        for index, trace in enumerate(traces):
             work = build_kernel_work(trace, module)
             sm = smmod.build_sm_state(sm_params.copy(), int(work.params[W_NUM_REGISTERS]),
                                       int(work.params[W_NUM_CTAS]))  # fmt: skip
@@ -282,8 +305,13 @@ class GpuSystem:
             if sm.counters[0] == 0 and work.params[W_NUM_CTAS] > 0:
                 raise ConfigError(self._does_not_fit(trace, work))
             sm_last = np.full(c.sm.count, now - self.core.period_ps, dtype=np.int64)
-            now, events, pool = self._run_kernel(sm, work, l1, pool, links, events, sm_ports, page,
-                                           mem, l2, dram, sm_last, now, trace)  # fmt: skip
+            hook = None
+            if on_epoch is not None:
+                hook = partial(_hand_back, on_epoch, index, links, labels, page_table, sm, mem,
+                               dram)  # fmt: skip
+            now, events, pool = self._run_kernel(sm, work, l1, pool, links, events, sm_ports,
+                                                 page, mem, l2, dram, sm_last, now, trace,
+                                                 hook)  # fmt: skip
             sm_stats += sm.stats
             instructions += trace.num_warp_instructions
             threads += trace.num_thread_instructions
@@ -302,7 +330,7 @@ class GpuSystem:
         )
 
     def _run_kernel(self, sm, work, l1, pool, links, events, sm_ports, page, mem, l2, dram,
-                    sm_last, start, trace):  # fmt: skip
+                    sm_last, start, trace, hook):  # fmt: skip
         until = start + EPOCH_PS
         quiet = 0
         last_progress = None
@@ -325,6 +353,8 @@ class GpuSystem:
             last_progress = progress
             if quiet >= STALL_EPOCHS:
                 raise SimulationError(self._diagnose(sm, mem, dram, pool, trace, reached))
+            if hook is not None:
+                hook(reached)
             until += EPOCH_PS
         self._check_drained(sm, l1, l2, mem, dram, pool, trace)
         end = max(reached, start)
@@ -385,6 +415,7 @@ class GpuSystem:
         registry.adopt("links", link_names, traffic, labels)
         busy = links.busy_ps.reshape(-1, 1)
         registry.adopt("link_busy", ["busy_ps"], busy, labels)
+        registry.adopt_histogram("load_latency_cycles", LATENCY_BIN_CYCLES, mem.latency_hist)
         cycles = max(1, self.core.cycles(time_ps))
         summary = self._summary(registry, time_ps, cycles, instructions, threads, links)
         memory_requests = int(sm_stats[:, smmod.T_TRANSACTIONS].sum())
