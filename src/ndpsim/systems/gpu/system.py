@@ -128,6 +128,11 @@ class GpuSystem:
             )
         if c.l1.line_bytes != LINE_BYTES or c.l2.line_bytes != LINE_BYTES:
             raise ConfigError(f"l1.line_bytes and l2.line_bytes must be {LINE_BYTES}")
+        if c.l1.enabled and c.l1.mshrs < 32:
+            raise ConfigError(
+                f"l1.mshrs is {c.l1.mshrs}; it must be at least 32, the lines one warp "
+                "instruction may touch (its transactions issue together)"
+            )
         self.dram_preset = dram
         cubes = c.memory.cubes
         self.channels_per_cube = dram.organization.channels
