@@ -106,6 +106,10 @@ class SmState(NamedTuple):
     load_pc: np.ndarray
     load_done: np.ndarray  # latest L1-hit completion among the load's transactions
     sched_last: np.ndarray  # int64[sms, schedulers]: last slot issued (GTO), last scanned (LRR)
+    sched_next: np.ndarray  # int64[sms, schedulers]: no slot of the scheduler can issue earlier
+    # (a lower bound; a scheduler whose bound is in the future is not scanned)
+    sched_stall: np.ndarray  # int64[sms, schedulers]: why it last failed to issue (T_STALL_*),
+    # charged for every cycle until it is scanned again
     sm_ctas: np.ndarray  # int64[sms]
     sm_warps: np.ndarray
     sm_registers: np.ndarray
@@ -146,6 +150,8 @@ def build_sm_state(params: np.ndarray, registers: int, num_ctas: int) -> SmState
         load_pc=np.zeros((sms, slots, loads), dtype=np.int64),
         load_done=np.zeros((sms, slots, loads), dtype=np.int64),
         sched_last=np.zeros((sms, int(params[S_SCHEDULERS])), dtype=np.int64),
+        sched_next=np.full((sms, int(params[S_SCHEDULERS])), NEVER, dtype=np.int64),
+        sched_stall=np.full((sms, int(params[S_SCHEDULERS])), T_STALL_IDLE, dtype=np.int64),
         sm_ctas=np.zeros(sms, dtype=np.int64),
         sm_warps=np.zeros(sms, dtype=np.int64),
         sm_registers=np.zeros(sms, dtype=np.int64),
@@ -210,6 +216,10 @@ def refresh_ready(sm, work, s, w, now):
             t = v
     sm.slot_ready[s, w] = t
     if t < NEVER:
+        t = align(t, sm.params[S_PERIOD])
+        k = w % sm.params[S_SCHEDULERS]
+        if t < sm.sched_next[s, k]:
+            sm.sched_next[s, k] = t
         wake(sm, s, t)
 
 
@@ -495,6 +505,10 @@ def memory_freed(sm, l1, s, when):
     if sm.mem_blocked[s] and l1.mshr_line.shape[1] - l1.mshr_used[s] >= sm.mem_need[s]:
         sm.mem_blocked[s] = False
         sm.mem_need[s] = NEVER
+        t = align(when, sm.params[S_PERIOD])
+        for k in range(sm.sched_next.shape[1]):  # any scheduler may hold a waiting load
+            if t < sm.sched_next[s, k]:
+                sm.sched_next[s, k] = t
         wake(sm, s, when)
 
 
@@ -515,6 +529,20 @@ def complete_transaction(sm, work, s, w, load, when):
 
 
 # ------------------------------------------------------------------------------- issue
+@njit(cache=True, inline="always")
+def _unit_free(sm, s, w, now):
+    """When the unit slot ``w``'s next instruction needs accepts it (``now`` if it needs none;
+    NEVER for memory while the SM waits for fills to free MSHRs)."""
+    unit = sm.slot_unit[s, w]
+    if unit == U_NONE:
+        return now
+    if unit == U_SFU:
+        return max(sm.sfu_free[s], now)
+    if unit == U_LSU_MSHR and sm.mem_blocked[s]:
+        return NEVER
+    return max(sm.ldst_free[s], now)
+
+
 @njit(cache=True)
 def cycle(sm, work, l1, pool, links, events, port, page, s, now):
     """One clock of SM ``s`` at ``now``: every scheduler issues at most one instruction.
@@ -528,56 +556,60 @@ def cycle(sm, work, l1, pool, links, events, port, page, s, now):
     gto = p[S_POLICY] == GTO
     next_try = NEVER
     for k in range(schedulers):
+        if sm.sched_next[s, k] > now:  # none of its warps can issue yet: skip the scan
+            next_try = min(next_try, sm.sched_next[s, k])
+            sm.stats[s, sm.sched_stall[s, k]] += 1
+            continue
         # Candidates in priority order: GTO tries the last issued slot first, then the oldest;
         # LRR starts after the last slot it served.
         best = -1
         best_age = NEVER
         unit_blocked = False
+        later = NEVER  # the earliest another slot of this scheduler may issue
         last = sm.sched_last[s, k]
-        for w in range(k, slots, schedulers):
-            ready_at = sm.slot_ready[s, w]
-            if ready_at > now:
-                if ready_at < next_try:
-                    next_try = ready_at
-                continue
-            unit = sm.slot_unit[s, w]
-            if unit == U_LSU_MSHR and sm.mem_blocked[s]:
-                unit_blocked = True  # woken by fills
-                continue
-            free_at = now
-            if unit == U_SFU:
-                free_at = sm.sfu_free[s]
-            elif unit >= U_LSU:
-                free_at = sm.ldst_free[s]
-            if free_at > now:
-                unit_blocked = True
-                if free_at < next_try:
-                    next_try = free_at
-                continue
-            if gto:
-                if w == last:
-                    best = w
-                    break  # the greedy warp can go: nobody ranks before it
-                age = sm.slot_age[s, w]
-            else:
-                age = w - last - 1
-                if age < 0:
-                    age += slots
-            if age < best_age:
-                best, best_age = w, age
+        if gto and sm.slot_ready[s, last] <= now and _unit_free(sm, s, last, now) <= now:
+            best = last  # the greedy warp can go: nobody ranks before it, no scan needed
+            later = now + period
+        else:
+            for w in range(k, slots, schedulers):
+                ready_at = sm.slot_ready[s, w]
+                if ready_at > now:
+                    later = min(later, ready_at)
+                    continue
+                free_at = _unit_free(sm, s, w, now)
+                if free_at > now:
+                    unit_blocked = True
+                    later = min(later, free_at)  # NEVER: memory, woken by fills
+                    continue
+                later = min(later, now + period)  # it could go next cycle if not now
+                if gto:
+                    age = sm.slot_age[s, w]
+                else:
+                    age = w - last - 1
+                    if age < 0:
+                        age += slots
+                if age < best_age:
+                    best, best_age = w, age
+        sm.sched_next[s, k] = later  # issuing below lowers it for the issuing warp
+        next_try = min(next_try, later)
         if best < 0:
             if unit_blocked:
-                sm.stats[s, T_STALL_UNIT] += 1
+                reason = T_STALL_UNIT
             elif sm.sm_warps[s] > 0:
-                sm.stats[s, T_STALL_DEPENDENCY] += 1
+                reason = T_STALL_DEPENDENCY
             else:
-                sm.stats[s, T_STALL_IDLE] += 1
+                reason = T_STALL_IDLE
+            sm.stats[s, reason] += 1
+            sm.sched_stall[s, k] = reason
             continue
         if issue(sm, work, l1, pool, links, events, port, page, s, best, now):
             sm.sched_last[s, k] = best
             issued_total += 1
+            sm.sched_stall[s, k] = T_STALL_DEPENDENCY if sm.sm_warps[s] > 0 else T_STALL_IDLE
         else:  # no MSHR, load slot or request left: memory waits for fills, others go on
             sm.stats[s, T_STALL_UNIT] += 1
+            sm.sched_stall[s, k] = T_STALL_UNIT
+            sm.sched_next[s, k] = now + period
             next_try = min(next_try, now + period)
     if issued_total > 0:
         sm.stats[s, T_ACTIVE_CYCLES] += 1

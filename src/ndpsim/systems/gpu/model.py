@@ -371,11 +371,12 @@ def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, sm_
                 if sm.sm_next[s] < t_sm:
                     t_sm = sm.sm_next[s]
                 continue
-            # cycles the SM slept through count as stalls of the kind it went to sleep with
+            # cycles the SM slept through count, per scheduler, as stalls of the kind it went
+            # to sleep with
             skipped = (now - sm_last[s]) // period - 1
             if skipped > 0:
-                reason = smmod.T_STALL_DEPENDENCY if sm.sm_warps[s] > 0 else smmod.T_STALL_IDLE
-                sm.stats[s, reason] += skipped * schedulers
+                for k in range(schedulers):
+                    sm.stats[s, sm.sched_stall[s, k]] += skipped
             sm_last[s] = now
             smmod.cycle(sm, work, l1, pool, links, events, sm_port, page, s, now)
             if sm.sm_next[s] < t_sm:
