@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from ndpsim.analysis.report import function_report
+from ndpsim.analysis.tom import TomCandidate, tom_candidates
 from ndpsim.cli.main import app, console, reports_errors
 from ndpsim.errors import PTXError
 from ndpsim.frontend.parser import parse_ptx_file
@@ -72,6 +73,37 @@ def _print_function(report: dict, show_instructions: bool) -> None:
         console.print(listing)
 
 
+def _loop_text(candidate: TomCandidate) -> str:
+    if candidate.loop_kind == "none":
+        return "-"
+    if candidate.loop_kind == "static":
+        return f"static x{candidate.trips}"
+    return candidate.loop_kind
+
+
+def _print_tom(function_name: str, num_instructions: int, candidates) -> None:
+    covered = sum(c.num_instructions for c in candidates)
+    console.rule(
+        f"[bold]{function_name}[/]  {len(candidates)} TOM offload candidates, "
+        f"{covered} of {num_instructions} instructions"
+    )
+    if not candidates:
+        console.print("no block saves bandwidth under TOM's estimate")
+        return
+    table = Table(title="TOM offload candidates (words per warp)", title_justify="left")
+    for column in ("pcs", "live in", "live out", "N_LD", "N_ST", "loop", "BW_TX", "BW_RX",
+                   "tag", "condition"):  # fmt: skip
+        justify = "right" if column in ("N_LD", "N_ST", "BW_TX", "BW_RX") else "left"
+        table.add_column(column, overflow="fold", justify=justify)
+    for c in candidates:
+        table.add_row(
+            f"{c.begin}-{c.end}", _registers(list(c.live_in)), _registers(list(c.live_out)),
+            str(c.n_ld), str(c.n_st), _loop_text(c), f"{c.bw_tx:g}", f"{c.bw_rx:g}",
+            c.tag_text, c.condition,
+        )  # fmt: skip
+    console.print(table)
+
+
 @app.command()
 @reports_errors
 def analyze(
@@ -81,6 +113,9 @@ def analyze(
     instructions: bool = typer.Option(
         False, "--instructions", "-i", help="Also list every instruction with its class."
     ),
+    tom: bool = typer.Option(
+        False, "--tom", help="Show TOM's offload candidate blocks instead (TOM sec. 3.1)."
+    ),
 ) -> None:
     """Print the basic blocks, loops, liveness and instruction classes of each kernel."""
     module = parse_ptx_file(ptx)
@@ -89,6 +124,19 @@ def analyze(
         functions = [module.function(kernel)]
     if not functions:
         raise PTXError(f"{ptx}: defines no function")
+    if tom:
+        found = [(f, tom_candidates(f)) for f in functions]
+        if as_json:
+            reports = [
+                {"name": f.name, "kernel": f.is_kernel, "num_instructions": len(f.instructions),
+                 "tom_candidates": [c.as_dict() for c in candidates]}
+                for f, candidates in found
+            ]  # fmt: skip
+            typer.echo(json.dumps({"module": str(ptx), "functions": reports}, indent=2))
+            return
+        for f, candidates in found:
+            _print_tom(f.name, len(f.instructions), candidates)
+        return
     reports = [function_report(f, instructions=as_json or instructions) for f in functions]
     if as_json:
         typer.echo(json.dumps({"module": str(ptx), "functions": reports}, indent=2))

@@ -54,7 +54,7 @@ def main(
 
 
 def _register() -> None:
-    from ndpsim.cli import analyze, dram, run, workloads  # noqa: F401  (each adds its commands)
+    from ndpsim.cli import analyze, dram, reproduce, run, workloads  # noqa: F401  (each adds its commands)
 
 
 _register()

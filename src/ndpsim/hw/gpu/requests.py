@@ -15,6 +15,8 @@ from numba import njit
 
 # request kinds
 R_LOAD, R_STORE, R_ATOMIC, R_REDUCTION = range(4)
+# who sent a request (Q_SOURCE): a GPU SM through the L2, or a stack SM from the logic layer
+FROM_GPU, FROM_STACK = 0, 1
 
 (Q_LINE, Q_KIND, Q_SM, Q_SLOT, Q_LOAD, Q_BYTES, Q_NEXT, Q_ISSUED, Q_CUBE, Q_CHANNEL,
  Q_RANK, Q_BANKGROUP, Q_BANK, Q_ROW, Q_COLUMN, Q_SLICE, Q_L2_NEXT, Q_BACKLOG_NEXT,

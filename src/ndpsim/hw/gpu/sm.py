@@ -28,6 +28,7 @@ from numba import njit
 from ndpsim.engine import events as ev
 from ndpsim.hw import cache as cachemod
 from ndpsim.hw import link as linkmod
+from ndpsim.hw.gpu import offload as ofl
 from ndpsim.hw.gpu import requests as rq
 from ndpsim.hw.gpu.work import (
     C_ALU,
@@ -57,8 +58,9 @@ from ndpsim.trace.trace import MemoryKind, MemorySpace
 
 NEVER = np.iinfo(np.int64).max // 4
 
-# slot states
-FREE, ACTIVE, BARRIER, DRAIN = 0, 1, 2, 3
+# slot states; a GPU warp whose block was offloaded waits for its live-in registers
+# (OFFLOAD_WAIT), then for the acknowledgement (OFFLOADED)
+FREE, ACTIVE, BARRIER, DRAIN, OFFLOAD_WAIT, OFFLOADED = 0, 1, 2, 3, 4, 5
 # the unit a slot's next instruction needs: none (ALU, branch, ...), the SFU, the LSU, or the
 # LSU and L1 MSHRs (global and local memory)
 U_NONE, U_SFU, U_LSU, U_LSU_MSHR = 0, 1, 2, 3
@@ -66,8 +68,8 @@ U_NONE, U_SFU, U_LSU, U_LSU_MSHR = 0, 1, 2, 3
 # SM parameters
 (S_COUNT, S_SLOTS, S_CTAS, S_REGISTERS, S_SHARED, S_SCHEDULERS, S_POLICY, S_PERIOD, S_LAT_ALU,
  S_LAT_SFU, S_LAT_SHARED, S_LAT_CONSTANT, S_LAT_BRANCH, S_LAT_L1, S_SFU_INTERVAL,
- S_LOAD_SLOTS, S_REQUEST_BYTES, S_HEADER_BYTES, S_L1_ENABLED) = range(19)  # fmt: skip
-SM_PARAMS = 19
+ S_LOAD_SLOTS, S_REQUEST_BYTES, S_HEADER_BYTES, S_L1_ENABLED, S_GPU_SMS) = range(20)  # fmt: skip
+SM_PARAMS = 20
 GTO, LRR = 0, 1
 
 # per-SM statistics
@@ -85,8 +87,9 @@ SM_STAT_NAMES = (
     "memory_instructions", "branch_instructions", "barriers", "cycles_evaluated",
 )  # fmt: skip
 
-# events the SM emits for the memory system
-EV_L2_REQUEST = 1
+# events the SM emits: a request for the L2 (GPU SMs) or for the stack's vaults (stack SMs);
+# an offload request to send; a stack SM finished an offloaded block
+EV_L2_REQUEST, EV_NDP_REQUEST, EV_OFFLOAD_SEND, EV_OFFLOAD_DONE = 1, 6, 7, 8
 
 
 class SmState(NamedTuple):
@@ -105,6 +108,10 @@ class SmState(NamedTuple):
     load_left: np.ndarray  # int64[sms, slots, load slots]: transactions still in flight
     load_pc: np.ndarray
     load_done: np.ndarray  # latest L1-hit completion among the load's transactions
+    slot_instance: np.ndarray  # int64[sms, slots]: offloaded instance the slot waits for (GPU
+    # SMs) or runs (stack SMs), -1 if none
+    slot_writes: np.ndarray  # int64[sms, slots]: a stack slot's writes not yet acknowledged
+    slot_decided: np.ndarray  # int64[sms, slots]: stream position of the last offload decision
     sched_last: np.ndarray  # int64[sms, schedulers]: last slot issued (GTO), last scanned (LRR)
     sched_next: np.ndarray  # int64[sms, schedulers]: no slot of the scheduler can issue earlier
     # (a lower bound; a scheduler whose bound is in the future is not scanned)
@@ -129,10 +136,13 @@ class SmState(NamedTuple):
     stats: np.ndarray  # int64[sms, len(SM_STAT_NAMES)]
 
 
-def build_sm_state(params: np.ndarray, registers: int, num_ctas: int) -> SmState:
+def build_sm_state(params: np.ndarray, registers: int, num_ctas: int,
+                   slots: int | None = None) -> SmState:  # fmt: skip
     """SMs with every slot free, sized for ``registers`` registers per warp slot and a launch of
-    ``num_ctas`` CTAs."""
-    sms, slots = int(params[S_COUNT]), int(params[S_SLOTS])
+    ``num_ctas`` CTAs; ``slots`` warp slots per SM (default: what a GPU SM has; stack SMs may
+    have more)."""
+    sms = int(params[S_COUNT])
+    slots = int(params[S_SLOTS]) if slots is None else slots
     loads = int(params[S_LOAD_SLOTS])
     shape = (sms, slots)
     return SmState(
@@ -149,6 +159,9 @@ def build_sm_state(params: np.ndarray, registers: int, num_ctas: int) -> SmState
         load_left=np.zeros((sms, slots, loads), dtype=np.int64),
         load_pc=np.zeros((sms, slots, loads), dtype=np.int64),
         load_done=np.zeros((sms, slots, loads), dtype=np.int64),
+        slot_instance=np.full(shape, -1, dtype=np.int64),
+        slot_writes=np.zeros(shape, dtype=np.int64),
+        slot_decided=np.full(shape, -1, dtype=np.int64),
         sched_last=np.zeros((sms, int(params[S_SCHEDULERS])), dtype=np.int64),
         sched_next=np.full((sms, int(params[S_SCHEDULERS])), NEVER, dtype=np.int64),
         sched_stall=np.full((sms, int(params[S_SCHEDULERS])), T_STALL_IDLE, dtype=np.int64),
@@ -238,7 +251,8 @@ def _fits(sm, work, s):
     p = sm.params
     wpc = work.params[W_WARPS_PER_CTA]
     return (
-        sm.sm_ctas[s] < p[S_CTAS]
+        s < p[S_GPU_SMS]
+        and sm.sm_ctas[s] < p[S_CTAS]
         and sm.sm_warps[s] + wpc <= p[S_SLOTS]
         and sm.sm_registers[s] + _registers_per_cta(sm, work) <= p[S_REGISTERS]
         and sm.sm_shared[s] + work.params[W_SHARED_BYTES] <= p[S_SHARED]
@@ -274,6 +288,7 @@ def _start_cta(sm, work, s, now):
         sm.slot_end[s, w] = work.warp_end[warp]
         sm.slot_age[s, w] = sm.counters[1]
         sm.counters[1] += 1
+        sm.slot_decided[s, w] = -1
         for r in range(nregs):
             sm.reg_ready[s, w, r] = 0
         for k in range(sm.load_left.shape[2]):
@@ -295,7 +310,7 @@ def dispatch_initial(sm, work, now):
     placed = True
     while placed and sm.counters[0] < num_ctas:
         placed = False
-        for s in range(sm.params[S_COUNT]):
+        for s in range(sm.params[S_GPU_SMS]):
             if sm.counters[0] < num_ctas and _fits(sm, work, s):
                 _start_cta(sm, work, s, now)
                 placed = True
@@ -343,15 +358,33 @@ def _loads_in_flight(sm, s, w):
 
 
 @njit(cache=True, inline="always")
-def _advance(sm, work, s, w, now):
+def _drained(sm, s, w):
+    """No load of slot ``w`` in flight and (stack slots) every write acknowledged."""
+    return sm.slot_writes[s, w] == 0 and not _loads_in_flight(sm, s, w)
+
+
+@njit(cache=True)
+def _stream_done(sm, work, events, s, w, now):
+    """Slot ``w`` issued its last instruction and drained: a GPU warp finishes, a stack slot
+    reports its offloaded block done (the memory side sends the acknowledgement)."""
+    if s < sm.params[S_GPU_SMS]:
+        _warp_finished(sm, work, s, w, now)
+    else:
+        sm.slot_state[s, w] = DRAIN
+        sm.slot_ready[s, w] = NEVER
+        ev.push(events, now, EV_OFFLOAD_DONE, s, w)
+
+
+@njit(cache=True, inline="always")
+def advance_slot(sm, work, events, s, w, now):
     """Move slot ``w`` past the instruction it just issued."""
     sm.slot_pos[s, w] += 1
     if sm.slot_pos[s, w] >= sm.slot_end[s, w]:
-        if _loads_in_flight(sm, s, w):
+        if _drained(sm, s, w):
+            _stream_done(sm, work, events, s, w, now)
+        else:
             sm.slot_state[s, w] = DRAIN
             sm.slot_ready[s, w] = NEVER
-        else:
-            _warp_finished(sm, work, s, w, now)
         return
     if sm.slot_state[s, w] == ACTIVE:
         refresh_ready(sm, work, s, w, now + sm.params[S_PERIOD])
@@ -366,6 +399,13 @@ def _set_destinations(sm, work, s, w, pc, t):
 # ------------------------------------------------------------------------------ memory
 @njit(cache=True, inline="always")
 def _send_to_l2(sm, links, events, pool, port, rid, now, size, traffic):
+    """A GPU SM's request crosses its crossbar port to the L2; a stack SM (no port) hands its
+    request to the logic layer, which routes it to the owning vault."""
+    if port < 0:
+        pool.fields[rid, rq.Q_SOURCE] = rq.FROM_STACK
+        ev.push(events, now, EV_NDP_REQUEST, rid, 0)
+        return
+    pool.fields[rid, rq.Q_SOURCE] = rq.FROM_GPU
     arrival = linkmod.send(links, port, now, size, traffic)
     ev.push(events, arrival, EV_L2_REQUEST, rid, 0)
 
@@ -464,9 +504,11 @@ def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, 
             f[rq.Q_LINE] = line
             f[rq.Q_KIND] = rq.R_STORE if kind == MemoryKind.STORE else rq.R_REDUCTION
             f[rq.Q_SM] = s
-            f[rq.Q_SLOT] = -1
+            f[rq.Q_SLOT] = w  # a stack slot counts its writes until they are acknowledged
             f[rq.Q_BYTES] = tx_bytes(work, t)
             f[rq.Q_ISSUED] = now
+            if port < 0:
+                sm.slot_writes[s, w] += 1
             if kind == MemoryKind.STORE:
                 sm.stats[s, T_STORES] += 1
             else:
@@ -513,7 +555,7 @@ def memory_freed(sm, l1, s, when):
 
 
 @njit(cache=True, inline="always")
-def complete_transaction(sm, work, s, w, load, when):
+def complete_transaction(sm, work, off, events, s, w, load, when):
     """One line of a load (or atomic) arrived at ``when``; its registers are ready once all
     have."""
     sm.load_left[s, w, load] -= 1
@@ -522,10 +564,98 @@ def complete_transaction(sm, work, s, w, load, when):
     if sm.load_left[s, w, load] > 0:
         return
     _set_destinations(sm, work, s, w, sm.load_pc[s, w, load], sm.load_done[s, w, load])
-    if sm.slot_state[s, w] == ACTIVE:
+    state = sm.slot_state[s, w]
+    if state == ACTIVE:
         refresh_ready(sm, work, s, w, when)
-    elif sm.slot_state[s, w] == DRAIN and not _loads_in_flight(sm, s, w):
-        _warp_finished(sm, work, s, w, when)
+    elif state == DRAIN and _drained(sm, s, w):
+        _stream_done(sm, work, events, s, w, when)
+    elif state == OFFLOAD_WAIT:
+        _send_offload(sm, off, events, s, w, when)
+
+
+@njit(cache=True)
+def write_acknowledged(sm, work, events, s, w, when):
+    """A write of stack slot ``w`` reached its vault; an offloaded block is done only once all
+    its writes are (its acknowledgement tells the GPU which lines to invalidate)."""
+    sm.slot_writes[s, w] -= 1
+    if sm.slot_state[s, w] == DRAIN and _drained(sm, s, w):
+        _stream_done(sm, work, events, s, w, when)
+
+
+# ----------------------------------------------------------------------------- offload
+@njit(cache=True)
+def _send_offload(sm, off, events, s, w, now):
+    """Slot ``w``'s block goes to its stack once its live-in registers are ready, after the
+    offload pipeline's latency."""
+    i = sm.slot_instance[s, w]
+    t = ofl.live_ins_ready(off, sm.reg_ready, s, w, i)
+    if t >= NEVER:
+        sm.slot_state[s, w] = OFFLOAD_WAIT  # a live-in waits for a load
+        return
+    sm.slot_state[s, w] = OFFLOADED
+    ev.push(events, max(t, now) + off.params[ofl.O_LATENCY_PS], EV_OFFLOAD_SEND, i, 0)
+
+
+@njit(cache=True)
+def _offload(sm, off, events, s, w, i, now):
+    """The controller took slot ``w``'s next block (instance ``i``): the warp waits for it."""
+    sm.slot_instance[s, w] = i
+    sm.slot_ready[s, w] = NEVER
+    off.inst_home[i] = s * sm.slot_warp.shape[1] + w
+    _send_offload(sm, off, events, s, w, now)
+
+
+@njit(cache=True)
+def start_offloaded(sm, work, off, s, i, now):
+    """Run instance ``i`` in a free warp slot of stack SM ``s``; False if none is free."""
+    capacity = off.params[ofl.O_CAPACITY]
+    w = -1
+    for k in range(min(capacity, sm.slot_warp.shape[1])):
+        if sm.slot_state[s, k] == FREE:
+            w = k
+            break
+    if w < 0:
+        return False
+    sm.slot_warp[s, w] = off.inst_home[i]
+    sm.slot_cta[s, w] = -1
+    sm.slot_pos[s, w] = off.inst_start[i]
+    sm.slot_end[s, w] = off.inst_end[i]
+    sm.slot_age[s, w] = sm.counters[1]
+    sm.counters[1] += 1
+    sm.slot_instance[s, w] = i
+    sm.slot_writes[s, w] = 0
+    for r in range(sm.reg_ready.shape[2]):  # live-ins arrived with the request
+        sm.reg_ready[s, w, r] = 0
+    for k in range(sm.load_left.shape[2]):
+        sm.load_left[s, w, k] = 0
+    sm.sm_warps[s] += 1
+    sm.slot_state[s, w] = ACTIVE
+    refresh_ready(sm, work, s, w, now)
+    return True
+
+
+@njit(cache=True)
+def free_stack_slot(sm, s, w):
+    """Stack slot ``w`` finished its block and sent the acknowledgement."""
+    sm.slot_state[s, w] = FREE
+    sm.slot_ready[s, w] = NEVER
+    sm.slot_warp[s, w] = -1
+    sm.slot_instance[s, w] = -1
+    sm.sm_warps[s] -= 1
+
+
+@njit(cache=True)
+def resume_offloaded(sm, work, off, events, s, w, now):
+    """The acknowledgement of slot ``w``'s block arrived: its live-outs are ready and the warp
+    goes on after the block."""
+    i = sm.slot_instance[s, w]
+    c = off.inst_candidate[i]
+    for k in range(off.cand_live_out_first[c], off.cand_live_out_first[c + 1]):
+        sm.reg_ready[s, w, off.cand_live_out[k]] = now
+    sm.slot_instance[s, w] = -1
+    sm.slot_state[s, w] = ACTIVE
+    sm.slot_pos[s, w] = off.inst_end[i] - 1
+    advance_slot(sm, work, events, s, w, now - sm.params[S_PERIOD])
 
 
 # ------------------------------------------------------------------------------- issue
@@ -544,7 +674,7 @@ def _unit_free(sm, s, w, now):
 
 
 @njit(cache=True)
-def cycle(sm, work, l1, pool, links, events, port, page, s, now):
+def cycle(sm, work, l1, pool, links, events, port, page, off, s, now):
     """One clock of SM ``s`` at ``now``: every scheduler issues at most one instruction.
     Returns how many issued."""
     p = sm.params
@@ -602,7 +732,7 @@ def cycle(sm, work, l1, pool, links, events, port, page, s, now):
             sm.stats[s, reason] += 1
             sm.sched_stall[s, k] = reason
             continue
-        if issue(sm, work, l1, pool, links, events, port, page, s, best, now):
+        if issue(sm, work, l1, pool, links, events, port, page, off, s, best, now):
             sm.sched_last[s, k] = best
             issued_total += 1
             sm.sched_stall[s, k] = T_STALL_DEPENDENCY if sm.sm_warps[s] > 0 else T_STALL_IDLE
@@ -619,10 +749,18 @@ def cycle(sm, work, l1, pool, links, events, port, page, s, now):
 
 
 @njit(cache=True, inline="always")
-def issue(sm, work, l1, pool, links, events, port, page, s, w, now):
-    """Issue slot ``w``'s next instruction; False if a structural hazard stops it."""
+def issue(sm, work, l1, pool, links, events, port, page, off, s, w, now):
+    """Issue slot ``w``'s next instruction (or hand its block to the offload controller);
+    False if a structural hazard stops it."""
     p = sm.params
     pos = sm.slot_pos[s, w]
+    if off.pos_instance.shape[0] > 0 and s < p[S_GPU_SMS]:
+        i = off.pos_instance[pos]
+        if i >= 0 and sm.slot_decided[s, w] != pos:  # the start of a candidate block
+            sm.slot_decided[s, w] = pos
+            if ofl.decide(off, links, i, now):
+                _offload(sm, off, events, s, w, i, now)
+                return True
     pc = inst_pc(work, pos)
     cls = work.pc_class[pc]
     if cls == C_MEMORY:
@@ -651,7 +789,7 @@ def issue(sm, work, l1, pool, links, events, port, page, s, w, now):
         sm.slot_state[s, w] = BARRIER
         sm.slot_ready[s, w] = NEVER
         sm.cta_arrived[cta] += 1
-        _advance(sm, work, s, w, now)
+        advance_slot(sm, work, events, s, w, now)
         if sm.cta_arrived[cta] == sm.cta_left[cta]:
             _release_barrier(sm, work, s, cta, now)
         return True
@@ -666,7 +804,7 @@ def issue(sm, work, l1, pool, links, events, port, page, s, w, now):
         sm.stats[s, T_ALU] += 1
     sm.stats[s, T_ISSUED] += 1
     sm.stats[s, T_THREAD_INSTRUCTIONS] += inst_lanes(work, pos)
-    _advance(sm, work, s, w, now)
+    advance_slot(sm, work, events, s, w, now)
     return True
 
 

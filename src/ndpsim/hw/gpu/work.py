@@ -149,16 +149,21 @@ def _csr(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     return first, flat
 
 
-def _register_sets(function: Function):
-    """Registers each pc reads (guard included) and writes, as two CSR arrays, and how many
-    registers there are. Registers are numbered in order of first appearance in the program,
-    so the registers of nearby instructions sit together in the timing model's per-warp
-    ready-time arrays (a kernel may have hundreds; scattered, every issue would miss in the
-    host's caches)."""
+def register_numbering(function: Function) -> dict[str, int]:
+    """The timing model's number of each register: order of first appearance in the program,
+    so the registers of nearby instructions sit together in the per-warp ready-time arrays (a
+    kernel may have hundreds; scattered, every issue would miss in the host's caches)."""
     index: dict[str, int] = {}
     for inst in function.instructions:
         for r in (*inst.uses, *inst.defs):
             index.setdefault(r, len(index))
+    return index
+
+
+def _register_sets(function: Function):
+    """Registers each pc reads (guard included) and writes, as two CSR arrays, and how many
+    registers there are (numbered by :func:`register_numbering`)."""
+    index = register_numbering(function)
     src = [[index[r] for r in inst.uses] for inst in function.instructions]
     dst = [[index[r] for r in inst.defs] for inst in function.instructions]
     return (*_csr(src), *_csr(dst), len(index))

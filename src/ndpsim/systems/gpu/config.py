@@ -61,6 +61,10 @@ class MemoryConfig(Strict):
     mapping: Literal["interleaved", "random-page"] = "interleaved"
     xor_cube: bool = Field(True, description="XOR higher address bits into the cube index")
     page_bytes: int = Field(4096, ge=256)
+    internal_gbps: float = Field(
+        0, ge=0, description="bandwidth between a cube's vaults and its logic layer (TSVs), "
+        "shared by every access to the cube; 0: not modelled (the DRAM's own limit)"
+    )  # fmt: skip
 
     def dram_preset(self) -> DramPreset:
         return load_dram_preset(self.dram, self.dram_overrides)
@@ -75,6 +79,30 @@ class LinkConfig(Strict):
     header_bytes: int = Field(16, ge=0, description="bytes of header and tail per packet")
 
 
+class NdpConfig(Strict):
+    """SMs in the memory stacks' logic layer and the offloading of code blocks to them (TOM,
+    Hsieh et al. ISCA 2016, sec. 3-4 and Table 1)."""
+
+    offload: Literal["tom"] = "tom"
+    stack_warps: int = Field(48, ge=1, description="warp slots of each stack SM (Table 1)")
+    offload_latency_cycles: int = Field(10, ge=0, description="offload pipeline (sec. 4.2)")
+    control: bool = Field(True, description="dynamic offload aggressiveness control (sec. 3.3)")
+    busy_threshold: float = Field(
+        0.8, gt=0, le=1, description="Channel Busy Monitor: utilization at which a TX/RX "
+        "channel counts as busy (the paper gives no value; see docs/reproductions/tom.md)"
+    )  # fmt: skip
+    busy_window_cycles: int = Field(1000, ge=1, description="monitor window, core cycles")
+    mapping: Literal["baseline", "learned"] = Field(
+        "baseline", description="learned: TOM's programmer-transparent data mapping (sec. 3.2)"
+    )
+    learning_fraction: float = Field(0.001, gt=0, le=1, description="instances in the "
+                                      "learning phase (sec. 4.3: 0.1%)")  # fmt: skip
+    pcie_latency_ns: float = Field(1000, ge=0, description="CPU-memory access during learning")
+    pcie_gbps: float = Field(16, gt=0, description="PCIe 3.0 x16")
+    ideal: bool = Field(False, description="Figure 2's ideal NDP: offloading costs nothing and "
+                        "every block finds its data in its own stack")  # fmt: skip
+
+
 class GpuSystemConfig(Strict):
     name: str
     description: str = ""
@@ -85,6 +113,7 @@ class GpuSystemConfig(Strict):
     crossbar: CrossbarConfig
     memory: MemoryConfig
     links: LinkConfig
+    ndp: NdpConfig | None = None
     energy: str = Field("default", description="energy table (ndpsim/presets/energy)")
     seed: int = 0
 

@@ -14,6 +14,17 @@ A memory request's life after it leaves an SM (:mod:`ndpsim.hw.gpu.sm`):
 5. ``L2_FILL``: the line fills the L2 and answers everyone waiting on its MSHR.
 6. ``SM_FILL``: the line reaches the SM, fills the L1 and completes the loads waiting on it.
 
+A request of a stack SM (near-data processing, :mod:`ndpsim.hw.gpu.offload`) skips the L2: it
+goes from the logic layer to the owning vault, over the cube network when that vault is in
+another stack, and its data (or write acknowledgement) comes back the same way (``NDP_FILL``).
+With ``internal_gbps`` set, every DRAM access also crosses its cube's TSVs, a link shared by
+reads and writes that bounds a stack's internal bandwidth.
+
+Offloading a block: the GPU warp's request crosses the TX link (``OFFLOAD_ARRIVE``), runs in a
+stack-SM slot (or waits for one), and when it is done and its writes acknowledged
+(``OFFLOAD_DONE``) the acknowledgement crosses the RX link (``OFFLOAD_ACK``): the GPU
+invalidates the lines the block wrote and the warp resumes after the block.
+
 At one time, events come first, then DRAM channels, then SM clock edges: data arriving at ``t``
 can be used by an instruction issued at ``t``, and a request arriving at ``t`` is seen by its
 controller at ``t``.
@@ -31,17 +42,30 @@ from ndpsim.hw import cache as cachemod
 from ndpsim.hw import link as linkmod
 from ndpsim.hw.dram import controller as ctl
 from ndpsim.hw.dram.mapping import BANK, BANKGROUP, CHANNEL, COLUMN, CUBE, RANK, ROW, decode
+from ndpsim.hw.gpu import offload as ofl
 from ndpsim.hw.gpu import requests as rq
 from ndpsim.hw.gpu import sm as smmod
 from ndpsim.hw.gpu.sm import NEVER
-from ndpsim.hw.gpu.work import W_NUM_CTAS
+from ndpsim.hw.gpu.work import (
+    W_NUM_CTAS,
+    inst_mem,
+    mem_kind,
+    mem_space,
+    mem_tx_count,
+    mem_tx_first,  # fmt: skip
+    tx_line,
+)
+from ndpsim.trace.trace import MemoryKind, MemorySpace
 
-EV_L2_REQUEST = smmod.EV_L2_REQUEST
+EV_L2_REQUEST, EV_NDP_REQUEST = smmod.EV_L2_REQUEST, smmod.EV_NDP_REQUEST
+EV_OFFLOAD_SEND, EV_OFFLOAD_DONE = smmod.EV_OFFLOAD_SEND, smmod.EV_OFFLOAD_DONE
 EV_MEM_ARRIVE, EV_DRAM_DONE, EV_L2_FILL, EV_SM_FILL = 2, 3, 4, 5
+EV_NDP_FILL, EV_OFFLOAD_ARRIVE, EV_OFFLOAD_ACK = 9, 10, 11
 
 (M_SLICES, M_L2_LATENCY, M_L2_PERIOD, M_XBAR_LATENCY, M_HEADER, M_LINE, M_TCK, M_CUBES,
- M_CHANNELS_PER_CUBE, M_L2_ENABLED, M_HEADROOM, M_HIST_BIN_PS) = range(12)  # fmt: skip
-MEM_PARAMS = 12
+ M_CHANNELS_PER_CUBE, M_L2_ENABLED, M_HEADROOM, M_HIST_BIN_PS, M_GPU_SMS,
+ M_IDEAL) = range(14)  # fmt: skip
+MEM_PARAMS = 14
 
 # accesses = hits + misses; a miss merges into an MSHR, takes one, or (stores) goes straight
 # to memory; mshr_full_waits counts misses that first waited for a free MSHR
@@ -71,6 +95,13 @@ class MemorySide(NamedTuple):
     from_cube: np.ndarray  # int64[cubes]: cube-to-host link
     map_bits: np.ndarray
     map_xor: np.ndarray
+    remap: np.ndarray  # int64[ranges, 2]: physical line ranges [lo, hi) that use the second
+    # mapping below (TOM's learned mapping for the data offloaded blocks touch)
+    remap_bits: np.ndarray
+    remap_xor: np.ndarray
+    tsv: np.ndarray  # int64[cubes]: link between a cube's vaults and its logic layer, or -1
+    next_link: np.ndarray  # int64[nodes, nodes]: the link to take at a node towards another
+    link_to: np.ndarray  # int64[links]: the node a link delivers to
     backlog_head: np.ndarray  # int64[channels]: requests waiting for a full controller queue
     backlog_tail: np.ndarray
     tick_at: np.ndarray  # int64[channels]: when each channel next runs (ps), or NEVER
@@ -94,10 +125,19 @@ def _reads(kind):
 
 
 @njit(cache=True, inline="always")
-def _to_memory(mem, links, events, pool, rid, now):
-    """Send request ``rid`` (its line already physical) over its cube's link to its vault."""
-    f = pool.fields[rid]
-    decode(mem.map_bits, mem.map_xor, f[rq.Q_LINE] * mem.params[M_LINE], mem.fields)
+def _locate(mem, f):
+    """Fill in the DRAM coordinates of request ``f`` (its line already physical)."""
+    line = f[rq.Q_LINE]
+    address = line * mem.params[M_LINE]
+    remapped = False
+    for k in range(mem.remap.shape[0]):
+        if mem.remap[k, 0] <= line < mem.remap[k, 1]:
+            remapped = True
+            break
+    if remapped:
+        decode(mem.remap_bits, mem.remap_xor, address, mem.fields)
+    else:
+        decode(mem.map_bits, mem.map_xor, address, mem.fields)
     cube = mem.fields[CUBE]
     f[rq.Q_CUBE] = cube
     f[rq.Q_CHANNEL] = cube * mem.params[M_CHANNELS_PER_CUBE] + mem.fields[CHANNEL]
@@ -106,6 +146,25 @@ def _to_memory(mem, links, events, pool, rid, now):
     f[rq.Q_BANK] = mem.fields[BANK]
     f[rq.Q_ROW] = mem.fields[ROW]
     f[rq.Q_COLUMN] = mem.fields[COLUMN]
+    return cube
+
+
+@njit(cache=True, inline="always")
+def _route(mem, links, a, b, now, size, traffic):
+    """Send a packet from cube ``a`` to cube ``b`` over the cube network, hop by hop; returns
+    its arrival time."""
+    while a != b:
+        link = mem.next_link[a, b]
+        now = linkmod.send(links, link, now, size, traffic)
+        a = mem.link_to[link]
+    return now
+
+
+@njit(cache=True, inline="always")
+def _to_memory(mem, links, events, pool, rid, now):
+    """Send request ``rid`` (its line already physical) over its cube's link to its vault."""
+    f = pool.fields[rid]
+    cube = _locate(mem, f)
     header = mem.params[M_HEADER]
     if _reads(f[rq.Q_KIND]):
         arrival = linkmod.send(links, mem.to_cube[cube], now, header, linkmod.READ_REQUEST)
@@ -179,6 +238,7 @@ def _respond(mem, links, events, pool, rid, slice_, now):
         w[rq.Q_KIND] = rq.R_STORE
         w[rq.Q_SM] = -1
         w[rq.Q_SLOT] = -1
+        w[rq.Q_SOURCE] = rq.FROM_GPU
         w[rq.Q_BYTES] = pool.fields[rid, rq.Q_BYTES]
         w[rq.Q_ISSUED] = now
         st = mem.stats[slice_]
@@ -246,6 +306,12 @@ def _dram_done(mem, links, events, pool, rid, now):
     f = pool.fields[rid]
     cube = f[rq.Q_CUBE]
     header = mem.params[M_HEADER]
+    if mem.tsv[cube] >= 0:  # the access's data crosses the cube's TSVs
+        moved = mem.params[M_LINE] if _reads(f[rq.Q_KIND]) else f[rq.Q_BYTES]
+        now = linkmod.send(links, mem.tsv[cube], now, moved, linkmod.OTHER)
+    if f[rq.Q_SOURCE] == rq.FROM_STACK:
+        _ndp_respond(mem, links, events, pool, rid, now)
+        return
     if _reads(f[rq.Q_KIND]):
         arrival = linkmod.send(links, mem.from_cube[cube], now, header + mem.params[M_LINE],
                                linkmod.READ_DATA)  # fmt: skip
@@ -283,7 +349,7 @@ def _l2_fill(mem, l2, links, events, pool, rid, now):
 
 
 @njit(cache=True, inline="always")
-def _sm_fill(sm, work, l1, mem, pool, rid, now):
+def _sm_fill(sm, work, l1, mem, off, events, pool, rid, now):
     f = pool.fields[rid]
     s = f[rq.Q_SM]
     mem.progress[0] += 1
@@ -291,7 +357,7 @@ def _sm_fill(sm, work, l1, mem, pool, rid, now):
     hist = mem.latency_hist
     hist[min((now - f[rq.Q_ISSUED]) // mem.params[M_HIST_BIN_PS], hist.shape[0] - 1)] += 1
     if f[rq.Q_KIND] == rq.R_ATOMIC or sm.params[smmod.S_L1_ENABLED] == 0:
-        smmod.complete_transaction(sm, work, s, f[rq.Q_SLOT], f[rq.Q_LOAD], now)
+        smmod.complete_transaction(sm, work, off, events, s, f[rq.Q_SLOT], f[rq.Q_LOAD], now)
         rq.release(pool, rid)
         smmod.memory_freed(sm, l1, s, now)
         return
@@ -302,15 +368,148 @@ def _sm_fill(sm, work, l1, mem, pool, rid, now):
     while waiter >= 0:
         w = pool.fields[waiter]
         nxt = w[rq.Q_NEXT]
-        smmod.complete_transaction(sm, work, s, w[rq.Q_SLOT], w[rq.Q_LOAD], now)
+        smmod.complete_transaction(sm, work, off, events, s, w[rq.Q_SLOT], w[rq.Q_LOAD], now)
         rq.release(pool, waiter)
         waiter = nxt
     smmod.memory_freed(sm, l1, s, now)
 
 
+# ------------------------------------------------------------------------ near-data
+@njit(cache=True, inline="always")
+def _stack_of(mem, s):
+    return s - mem.params[M_GPU_SMS]
+
+
+@njit(cache=True)
+def _ndp_request(mem, links, events, pool, rid, now):
+    """A stack SM's request leaves the logic layer for its vault: directly when the vault is in
+    the same stack (or always, in the ideal system where data sits with its code), else over
+    the cube network."""
+    f = pool.fields[rid]
+    cube = _locate(mem, f)
+    home = _stack_of(mem, f[rq.Q_SM])
+    if cube != home and mem.params[M_IDEAL] == 0:
+        if _reads(f[rq.Q_KIND]):
+            now = _route(mem, links, home, cube, now, mem.params[M_HEADER], linkmod.READ_REQUEST)
+        else:
+            now = _route(mem, links, home, cube, now, mem.params[M_HEADER] + f[rq.Q_BYTES],
+                         linkmod.WRITE_REQUEST)  # fmt: skip
+    ev.push(events, now, EV_MEM_ARRIVE, rid, 0)
+
+
+@njit(cache=True)
+def _ndp_respond(mem, links, events, pool, rid, now):
+    """Read data or a write acknowledgement goes back from the vault to the stack SM."""
+    f = pool.fields[rid]
+    home = _stack_of(mem, f[rq.Q_SM])
+    cube = f[rq.Q_CUBE]
+    if cube != home and mem.params[M_IDEAL] == 0:
+        if _reads(f[rq.Q_KIND]):
+            now = _route(mem, links, cube, home, now, mem.params[M_HEADER] + mem.params[M_LINE],
+                         linkmod.READ_DATA)  # fmt: skip
+        else:
+            now = _route(mem, links, cube, home, now, mem.params[M_HEADER], linkmod.WRITE_ACK)
+    ev.push(events, now, EV_NDP_FILL, rid, 0)
+
+
+@njit(cache=True)
+def _ndp_fill(sm, work, l1, mem, off, events, pool, rid, now):
+    f = pool.fields[rid]
+    if _reads(f[rq.Q_KIND]):
+        _sm_fill(sm, work, l1, mem, off, events, pool, rid, now)
+        return
+    mem.progress[0] += 1
+    mem.progress[1] = now
+    smmod.write_acknowledged(sm, work, events, f[rq.Q_SM], f[rq.Q_SLOT], now)
+    rq.release(pool, rid)
+
+
+@njit(cache=True)
+def _offload_send(mem, links, events, off, i, now):
+    d = off.inst_dest[i]
+    if mem.params[M_IDEAL] == 0:
+        size = ofl.request_bytes(off, off.inst_candidate[i])
+        now = linkmod.send(links, off.tx_link[d], now, size, linkmod.OFFLOAD)
+    ev.push(events, now, EV_OFFLOAD_ARRIVE, i, 0)
+
+
+@njit(cache=True)
+def _offload_arrive(sm, work, mem, off, i, now):
+    """An offload request reached its stack: it runs now if the stack SM has a free warp slot,
+    else waits for one, first come first served."""
+    d = off.inst_dest[i]
+    if smmod.start_offloaded(sm, work, off, mem.params[M_GPU_SMS] + d, i, now):
+        return
+    off.stats[d, ofl.K_QUEUED] += 1
+    off.inst_next[i] = -1
+    if off.queue_head[d] < 0:
+        off.queue_head[d] = i
+    else:
+        off.inst_next[off.queue_tail[d]] = i
+    off.queue_tail[d] = i
+
+
+@njit(cache=True)
+def _written_lines(work, off, i):
+    """How many line writes instance ``i`` made (what its acknowledgement invalidates)."""
+    n = 0
+    for pos in range(off.inst_start[i], off.inst_end[i]):
+        m = inst_mem(work, pos)
+        if m >= 0 and mem_space(work, m) != MemorySpace.SHARED:
+            kind = mem_kind(work, m)
+            if kind == MemoryKind.STORE or kind == MemoryKind.REDUCTION:
+                n += mem_tx_count(work, m)
+    return n
+
+
+@njit(cache=True)
+def _offload_done(sm, work, mem, links, events, off, s, w, now):
+    """Stack slot ``w`` of SM ``s`` finished its block: acknowledge it over the RX link and
+    start the next offload waiting for a slot."""
+    i = sm.slot_instance[s, w]
+    d = off.inst_dest[i]
+    smmod.free_stack_slot(sm, s, w)
+    head = off.queue_head[d]
+    if head >= 0:
+        off.queue_head[d] = off.inst_next[head]
+        smmod.start_offloaded(sm, work, off, s, head, now)
+    if mem.params[M_IDEAL] == 0:
+        size = ofl.ack_bytes(off, off.inst_candidate[i], _written_lines(work, off, i))
+        now = linkmod.send(links, off.rx_link[d], now, size, linkmod.OFFLOAD)
+    ev.push(events, now, EV_OFFLOAD_ACK, i, 0)
+
+
+@njit(cache=True)
+def _offload_ack(sm, work, l1, l2, mem, off, events, page, i, now):
+    """The acknowledgement reached the GPU: the lines the block wrote are invalidated in the L2
+    and in the warp's L1 (sec. 4.4.2), and the warp resumes."""
+    slots = sm.slot_warp.shape[1]
+    s = off.inst_home[i] // slots
+    w = off.inst_home[i] % slots
+    d = off.inst_dest[i]
+    invalidated = 0
+    for pos in range(off.inst_start[i], off.inst_end[i]):
+        m = inst_mem(work, pos)
+        if m < 0 or mem_space(work, m) == MemorySpace.SHARED:
+            continue
+        kind = mem_kind(work, m)
+        if kind != MemoryKind.STORE and kind != MemoryKind.REDUCTION:
+            continue
+        for t in range(mem_tx_first(work, m), mem_tx_first(work, m) + mem_tx_count(work, m)):
+            line = smmod.physical_line(page, tx_line(work, t))
+            cachemod.invalidate(l2, line % mem.params[M_SLICES], line)
+            cachemod.invalidate(l1, s, line)
+            invalidated += 1
+    off.pending[d] -= 1
+    off.stats[d, ofl.K_ACKED] += 1
+    off.stats[d, ofl.K_INVALIDATIONS] += invalidated
+    smmod.resume_offloaded(sm, work, off, events, s, w, now)
+
+
 # ------------------------------------------------------------------------------- loop
 @njit(cache=True, _nrt=False)
-def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, sm_last, until):
+def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, off, sm_last,
+            until):  # fmt: skip
     """Run until every CTA finished and every request completed (``FINISHED``), the next thing
     happens after ``until`` (``EPOCH_END``), the event queue or the request pool is nearly full
     (``GROW``: enlarge them and call again), or nothing at all can happen any more although
@@ -344,7 +543,7 @@ def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, sm_
         if now > until:
             return EPOCH_END, until
         if t_event == now:
-            t, kind, a0, _ = ev.pop(events)
+            t, kind, a0, a1 = ev.pop(events)
             if kind == EV_L2_REQUEST:
                 _l2_request(mem, l2, links, events, pool, a0, t, False)
             elif kind == EV_MEM_ARRIVE:
@@ -354,7 +553,19 @@ def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, sm_
             elif kind == EV_L2_FILL:
                 _l2_fill(mem, l2, links, events, pool, a0, t)
             elif kind == EV_SM_FILL:
-                _sm_fill(sm, work, l1, mem, pool, a0, t)
+                _sm_fill(sm, work, l1, mem, off, events, pool, a0, t)
+            elif kind == EV_NDP_REQUEST:
+                _ndp_request(mem, links, events, pool, a0, t)
+            elif kind == EV_NDP_FILL:
+                _ndp_fill(sm, work, l1, mem, off, events, pool, a0, t)
+            elif kind == EV_OFFLOAD_SEND:
+                _offload_send(mem, links, events, off, a0, t)
+            elif kind == EV_OFFLOAD_ARRIVE:
+                _offload_arrive(sm, work, mem, off, a0, t)
+            elif kind == EV_OFFLOAD_DONE:
+                _offload_done(sm, work, mem, links, events, off, a0, a1, t)
+            elif kind == EV_OFFLOAD_ACK:
+                _offload_ack(sm, work, l1, l2, mem, off, events, page, a0, t)
             continue
         if t_tick == now:
             t_tick = NEVER
@@ -378,7 +589,7 @@ def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, sm_
                 for k in range(schedulers):
                     sm.stats[s, sm.sched_stall[s, k]] += skipped
             sm_last[s] = now
-            smmod.cycle(sm, work, l1, pool, links, events, sm_port, page, s, now)
+            smmod.cycle(sm, work, l1, pool, links, events, sm_port, page, off, s, now)
             if sm.sm_next[s] < t_sm:
                 t_sm = sm.sm_next[s]
         sm.sm_min[0] = t_sm

@@ -28,22 +28,38 @@ from ndpsim.hw import cache as cachemod
 from ndpsim.hw import link as linkmod
 from ndpsim.hw.dram import controller as ctl
 from ndpsim.hw.dram.mapping import AddressMapping
+from ndpsim.hw.gpu import offload as ofl
 from ndpsim.hw.gpu import requests as rq
 from ndpsim.hw.gpu import sm as smmod
 from ndpsim.hw.gpu.work import (
     LINE_BYTES,
+    LINE_SHIFT,
     W_NUM_CTAS,
     W_NUM_REGISTERS,
     W_REGISTERS,
     W_SHARED_BYTES,
     W_WARPS_PER_CTA,
     build_kernel_work,
+    register_numbering,
 )
 from ndpsim.hw.network import build_network
 from ndpsim.hw.pagetable import PageTable
 from ndpsim.simt.memory import BASE_ADDRESS, DeviceMemory
 from ndpsim.systems.gpu import model
 from ndpsim.systems.gpu.config import GpuSystemConfig
+from ndpsim.systems.offload import (
+    build_offload_state,
+    find_instances,
+    first_line,
+    instance_lines,  # fmt: skip
+)
+from ndpsim.systems.tom_mapping import (
+    LaunchAccesses,
+    MappingChoice,
+    learn_mapping,
+    single_stack_fraction,
+    stacks_under,
+)
 from ndpsim.trace.trace import Trace
 
 #: Simulated time between two hand-backs to Python (watchdog checks, progress).
@@ -68,6 +84,21 @@ class Epoch:
     sm_stats: np.ndarray  # this launch's per-SM counters (SM_STAT_NAMES), so far
     l2_stats: np.ndarray  # per-slice counters (L2_STAT_NAMES), whole run so far
     dram_stats: np.ndarray  # per-channel counters (controller STAT_NAMES), whole run so far
+
+
+@dataclass
+class OffloadPlan:
+    """What a near-data-processing run offloads, decided before it starts: per launch the
+    candidates, their instances and each instance's destination stack; and the data mapping
+    (with TOM's learned mapping, the line ranges it applies to)."""
+
+    launches: list[tuple[Any, Any, np.ndarray, dict[str, int]]]  # candidates, instances,
+    # destinations, register numbering
+    remap: np.ndarray  # int64[ranges, 2] physical lines using the learned mapping
+    remap_mapping: AddressMapping | None
+    choice: MappingChoice | None
+    colocation: float  # instances whose lines all sit in one stack, under the mapping used
+    learning_ps: int
 
 
 @dataclass
@@ -141,6 +172,12 @@ class GpuSystem:
         self.capacity_bytes = cubes * dram.organization.capacity_bytes
         self.network = build_network(cubes, host=True, topology=c.links.cube_topology)
         self.mapping = self._mapping()
+        # SMs 0 .. gpu_sms-1 are the GPU's; with near-data processing one SM per stack follows
+        self.gpu_sms = c.sm.count
+        self.sms = c.sm.count + (cubes if c.ndp else 0)
+        if c.ndp and c.links.cube_topology == "none":
+            raise ConfigError("ndp: stack SMs reach other stacks' data over the cube network; "
+                              "set links.cube_topology")  # fmt: skip
 
     # ----------------------------------------------------------------------- wiring
     def _mapping(self) -> AddressMapping:
@@ -206,16 +243,24 @@ class GpuSystem:
         first_slice_port = len(bandwidth)
         bandwidth += [port_gbps] * c.l2.slices
         latency += [0] * c.l2.slices
+        tsv = np.full(c.memory.cubes, -1, dtype=np.int64)
+        if c.memory.internal_gbps > 0:
+            tsv[:] = np.arange(len(bandwidth), len(bandwidth) + c.memory.cubes)
+            bandwidth += [c.memory.internal_gbps] * c.memory.cubes
+            latency += [0] * c.memory.cubes
         links = linkmod.build_links(bandwidth, latency)
-        sm_ports = np.arange(first_sm_port, first_sm_port + c.sm.count, dtype=np.int64)
+        # stack SMs have no crossbar port: their requests start in the logic layer
+        sm_ports = np.full(self.sms, -1, dtype=np.int64)
+        sm_ports[: c.sm.count] = np.arange(first_sm_port, first_sm_port + c.sm.count)
         slice_ports = np.arange(first_slice_port, first_slice_port + c.l2.slices, dtype=np.int64)
-        return links, sm_ports, slice_ports
+        return links, sm_ports, slice_ports, tsv
 
     def _sm_params(self) -> np.ndarray:
         c = self.config.sm
         p = np.zeros(smmod.SM_PARAMS, dtype=np.int64)
         period = self.core.period_ps
-        p[smmod.S_COUNT] = c.count
+        p[smmod.S_COUNT] = self.sms
+        p[smmod.S_GPU_SMS] = self.gpu_sms
         p[smmod.S_SLOTS] = c.warps
         p[smmod.S_CTAS] = c.ctas
         p[smmod.S_REGISTERS] = c.registers
@@ -235,7 +280,12 @@ class GpuSystem:
         p[smmod.S_L1_ENABLED] = int(self.config.l1.enabled)
         return p
 
-    def _memory_side(self, slice_ports) -> model.MemorySide:
+    def _slots(self) -> int:
+        """Warp slots per SM in the state arrays: the most any SM (GPU or stack) has."""
+        ndp = self.config.ndp
+        return max(self.config.sm.warps, ndp.stack_warps if ndp else 0)
+
+    def _memory_side(self, slice_ports, tsv, plan: OffloadPlan | None) -> model.MemorySide:
         c = self.config
         p = np.zeros(model.MEM_PARAMS, dtype=np.int64)
         p[model.M_SLICES] = c.l2.slices
@@ -250,8 +300,16 @@ class GpuSystem:
         p[model.M_L2_ENABLED] = int(c.l2.enabled)
         p[model.M_HEADROOM] = model.headroom(c.sm.count, c.sm.schedulers)
         p[model.M_HIST_BIN_PS] = self.core.time(LATENCY_BIN_CYCLES)
+        p[model.M_GPU_SMS] = self.gpu_sms
+        p[model.M_IDEAL] = int(bool(c.ndp and c.ndp.ideal))
         bits, xor = self.mapping.arrays()
+        remap_bits, remap_xor = bits, xor
+        remap = np.zeros((0, 2), dtype=np.int64)
+        if plan is not None and plan.remap_mapping is not None:
+            remap_bits, remap_xor = plan.remap_mapping.arrays()
+            remap = plan.remap
         net = self.network
+        next_link, _ = net.route_table()
         channels = self.system_dram.organization.channels
         return model.MemorySide(
             params=p,
@@ -260,6 +318,12 @@ class GpuSystem:
             from_cube=np.array([net.link_id(k, net.host) for k in range(net.cubes)], np.int64),
             map_bits=bits,
             map_xor=xor,
+            remap=remap,
+            remap_bits=remap_bits,
+            remap_xor=remap_xor,
+            tsv=tsv,
+            next_link=next_link,
+            link_to=net.link_destination(),
             latency_hist=np.zeros(LATENCY_BINS, dtype=np.int64),
             backlog_head=np.full(channels, -1, dtype=np.int64),
             backlog_tail=np.full(channels, -1, dtype=np.int64),
@@ -284,45 +348,144 @@ class GpuSystem:
         c = self.config
         start_wall = time.perf_counter()
         seed = c.seed if seed is None else seed
-        links, sm_ports, slice_ports = self._links()
-        mem = self._memory_side(slice_ports)
+        page_table = self._page_table(memory, seed)
+        works: list[Any] = [None] * len(traces)
+        plan = None
+        if c.ndp:  # offload decisions need every launch's instances up front
+            works = [build_kernel_work(trace, module) for trace in traces]
+            plan = self._plan_offloads(works, traces, module, memory, page_table)
+        links, sm_ports, slice_ports, tsv = self._links()
+        mem = self._memory_side(slice_ports, tsv, plan)
         l2 = cachemod.build_caches(c.l2.slices, c.l2.size_bytes // c.l2.slices, c.l2.ways,
                                    LINE_BYTES, c.l2.mshrs)  # fmt: skip
-        l1 = cachemod.build_caches(c.sm.count, c.l1.size_bytes, c.l1.ways, LINE_BYTES,
+        l1 = cachemod.build_caches(self.sms, c.l1.size_bytes, c.l1.ways, LINE_BYTES,
                                    c.l1.mshrs)  # fmt: skip
         dram = ctl.build_dram_state(self.system_dram)
         room = model.headroom(c.sm.count, c.sm.schedulers)
         pool = rq.request_pool(4 * room)  # both grow when a run needs more
         events = ev.event_queue(4 * room)
-        page_table = self._page_table(memory, seed)
         page = page_table.compiled
         labels = [self._link_label(i) for i in range(len(links.busy_ps))]
         sm_params = self._sm_params()
-        sm_stats = np.zeros((c.sm.count, len(smmod.SM_STAT_NAMES)), dtype=np.int64)
-        now = 0
+        sm_stats = np.zeros((self.sms, len(smmod.SM_STAT_NAMES)), dtype=np.int64)
+        offload_stats = np.zeros((c.memory.cubes, len(ofl.OFFLOAD_STAT_NAMES)), dtype=np.int64)
+        now = plan.learning_ps if plan else 0  # TOM's learning phase runs first, over PCIe
         instructions = threads = 0
         for index, trace in enumerate(traces):
-            work = build_kernel_work(trace, module)
+            work = works[index] if works[index] is not None else build_kernel_work(trace, module)
+            works[index] = None  # a launch's work is dropped once simulated
+            off = self._offload_state(plan, index, work, links, now)
             sm = smmod.build_sm_state(sm_params.copy(), int(work.params[W_NUM_REGISTERS]),
-                                      int(work.params[W_NUM_CTAS]))  # fmt: skip
+                                      int(work.params[W_NUM_CTAS]), self._slots())  # fmt: skip
             l1.tags[:] = cachemod.INVALID  # L1s are not coherent: flushed at kernel boundaries
             smmod.dispatch_initial(sm, work, now)
             if sm.counters[0] == 0 and work.params[W_NUM_CTAS] > 0:
                 raise ConfigError(self._does_not_fit(trace, work))
-            sm_last = np.full(c.sm.count, now - self.core.period_ps, dtype=np.int64)
+            sm_last = np.full(self.sms, now - self.core.period_ps, dtype=np.int64)
             hook = None
             if on_epoch is not None:
                 hook = partial(_hand_back, on_epoch, index, links, labels, page_table, sm, mem,
                                dram)  # fmt: skip
             now, events, pool = self._run_kernel(sm, work, l1, pool, links, events, sm_ports,
-                                                 page, mem, l2, dram, sm_last, now, trace,
+                                                 page, mem, l2, dram, off, sm_last, now, trace,
                                                  hook)  # fmt: skip
             sm_stats += sm.stats
+            if off.stats.shape[0]:
+                offload_stats += off.stats
             instructions += trace.num_warp_instructions
             threads += trace.num_thread_instructions
         wall = time.perf_counter() - start_wall
         return self._result(now, len(traces), sm_stats, mem, links, dram, instructions, threads,
-                            wall)  # fmt: skip
+                            wall, plan, offload_stats)  # fmt: skip
+
+    # -------------------------------------------------------------------------- offloading
+    def _physical_lines(self, page_table: PageTable, virtual_lines: np.ndarray) -> np.ndarray:
+        table, base, shift = page_table.compiled
+        inner = shift - LINE_SHIFT
+        frames = table[(virtual_lines >> inner) - base]
+        return (frames << inner) | (virtual_lines & ((1 << inner) - 1))
+
+    def _stacks(self, plan_remap, remap_mapping, lines: np.ndarray) -> np.ndarray:
+        """The stack of each physical line under the run's mapping."""
+        stacks = stacks_under(self.mapping, lines)
+        if remap_mapping is not None:
+            inside = np.zeros(len(lines), dtype=bool)
+            for lo, hi in plan_remap:
+                inside |= (lines >= lo) & (lines < hi)
+            stacks[inside] = stacks_under(remap_mapping, lines[inside])
+        return stacks
+
+    def _plan_offloads(self, works, traces, module, memory, page_table) -> OffloadPlan:
+        from ndpsim.analysis.tom import tom_candidates  # the offload pass of the system
+
+        c = self.config
+        ndp = c.ndp
+        found = []
+        for work, trace in zip(works, traces, strict=True):
+            function = module.function(trace.info.kernel)
+            candidates = tom_candidates(function)
+            instances = find_instances(work, candidates)
+            owner, vlines, ops = instance_lines(work, instances)
+            plines = self._physical_lines(page_table, vlines)
+            found.append((function, candidates, instances,
+                          LaunchAccesses(len(instances), owner, vlines, plines, ops)))  # fmt: skip
+        choice, remap, remap_mapping = None, np.zeros((0, 2), dtype=np.int64), None
+        if ndp.mapping == "learned":
+            if c.memory.mapping != "interleaved":
+                raise ConfigError("ndp.mapping = 'learned' needs memory.mapping = 'interleaved'")
+            choice = learn_mapping(
+                [f[3] for f in found], self.mapping, c.memory.cubes, memory,
+                ndp.learning_fraction, ndp.pcie_latency_ns, ndp.pcie_gbps,
+                lambda address: page_table.translate(address) >> LINE_SHIFT,
+                loads_in_flight=c.sm.load_slots,
+            )  # fmt: skip
+            remap = choice.remap_lines
+            remap_mapping = self.mapping.with_field_at("cube", choice.bit)
+        launches = []
+        owners, stacks = [], []
+        offset = 0
+        for function, candidates, instances, acc in found:
+            lines = first_line(acc.tx_owner, acc.physical_lines, len(instances))
+            dest = np.full(len(instances), -1, dtype=np.int64)
+            touching = lines >= 0
+            dest[touching] = self._stacks(remap, remap_mapping, lines[touching])
+            launches.append((candidates, instances, dest, register_numbering(function)))
+            owners.append(acc.tx_owner + offset)
+            stacks.append(self._stacks(remap, remap_mapping, acc.physical_lines))
+            offset += len(instances)
+        colocation = single_stack_fraction(
+            np.concatenate(owners) if owners else np.zeros(0),
+            np.concatenate(stacks) if stacks else np.zeros(0),
+        )
+        return OffloadPlan(launches, remap, remap_mapping, choice, colocation,
+                           choice.learning_ps if choice else 0)  # fmt: skip
+
+    def _offload_state(self, plan, index, work, links, now) -> ofl.OffloadState:
+        if plan is None or not len(plan.launches[index][1]):
+            return ofl.no_offload()
+        c = self.config
+        ndp = c.ndp
+        candidates, instances, dest, registers = plan.launches[index]
+        p = np.zeros(ofl.OFFLOAD_PARAMS, dtype=np.int64)
+        p[ofl.O_ENABLED] = 1
+        p[ofl.O_GPU_SMS] = self.gpu_sms
+        p[ofl.O_CONTROL] = int(ndp.control and not ndp.ideal)
+        p[ofl.O_LATENCY_PS] = 0 if ndp.ideal else self.core.time(ndp.offload_latency_cycles)
+        p[ofl.O_CAPACITY] = ndp.stack_warps
+        p[ofl.O_IDEAL] = int(ndp.ideal)
+        p[ofl.O_HEADER] = c.links.header_bytes
+        p[ofl.O_WINDOW_PS] = self.core.time(ndp.busy_window_cycles)
+        p[ofl.O_THRESHOLD_PERMILLE] = round(ndp.busy_threshold * 1000)
+        p[ofl.O_CUBES] = c.memory.cubes
+        p[ofl.O_REGISTER_BYTES] = 32 * 4  # one 4-byte register of every lane of a warp
+        net = self.network
+        tx = np.array([net.link_id(net.host, k) for k in range(net.cubes)], dtype=np.int64)
+        rx = np.array([net.link_id(k, net.host) for k in range(net.cubes)], dtype=np.int64)
+        off = build_offload_state(work, candidates, instances, dest, registers, p, tx, rx)
+        off.monitor[0] = now
+        off.monitor[2 : 2 + net.cubes] = links.busy_ps[tx]
+        off.monitor[2 + net.cubes :] = links.busy_ps[rx]
+        return off
 
     def _does_not_fit(self, trace, work) -> str:
         c = self.config.sm
@@ -335,13 +498,13 @@ class GpuSystem:
         )
 
     def _run_kernel(self, sm, work, l1, pool, links, events, sm_ports, page, mem, l2, dram,
-                    sm_last, start, trace, hook):  # fmt: skip
+                    off, sm_last, start, trace, hook):  # fmt: skip
         until = start + EPOCH_PS
         quiet = 0
         last_progress = None
         while True:
             status, reached = model.advance(sm, work, l1, pool, links, events, sm_ports, page,
-                                            mem, l2, dram, sm_last, until)  # fmt: skip
+                                            mem, l2, dram, off, sm_last, until)  # fmt: skip
             if status == model.FINISHED:
                 break
             if status == model.GROW:
@@ -361,12 +524,12 @@ class GpuSystem:
             if hook is not None:
                 hook(reached)
             until += EPOCH_PS
-        self._check_drained(sm, l1, l2, mem, dram, pool, trace)
+        self._check_drained(sm, l1, l2, mem, dram, pool, off, trace)
         end = max(reached, start)
         return end, events, pool
 
     @staticmethod
-    def _check_drained(sm, l1, l2, mem, dram, pool, trace) -> None:
+    def _check_drained(sm, l1, l2, mem, dram, pool, off, trace) -> None:
         """A finished kernel leaves nothing behind: every request completed and every queue,
         MSHR and warp slot is empty. Anything else is a bug in the model, not a result."""
         left = {
@@ -377,7 +540,13 @@ class GpuSystem:
             "requests in DRAM queues": int(dram.q_count.sum()),
             "channel backlogs": int((mem.backlog_head >= 0).sum()),
             "occupied warp slots": int((sm.slot_state != smmod.FREE).sum()),
+            "offloads not acknowledged": int(off.pending.sum()),
+            "offloads waiting for a stack-SM slot": int((off.queue_head >= 0).sum()),
         }
+        if off.stats.shape[0]:
+            sent = int(off.stats[:, ofl.K_OFFLOADED].sum())
+            acked = int(off.stats[:, ofl.K_ACKED].sum())
+            left["offloads never acknowledged"] = sent - acked
         broken = {name: n for name, n in left.items() if n}
         if broken:
             raise SimulationError(
@@ -406,10 +575,16 @@ class GpuSystem:
         return "; ".join(parts)
 
     # ------------------------------------------------------------------------ results
-    def _result(self, time_ps, kernels, sm_stats, mem, links, dram, instructions, threads, wall):
+    def _result(self, time_ps, kernels, sm_stats, mem, links, dram, instructions, threads, wall,
+                plan, offload_stats):  # fmt: skip
         c = self.config
         registry = StatsRegistry()
-        registry.adopt("sm", smmod.SM_STAT_NAMES, sm_stats)
+        registry.adopt("sm", smmod.SM_STAT_NAMES, sm_stats[: self.gpu_sms])
+        if c.ndp:
+            registry.adopt("stack_sm", smmod.SM_STAT_NAMES, sm_stats[self.gpu_sms :],
+                           [f"stack{k}" for k in range(c.memory.cubes)])  # fmt: skip
+            registry.adopt("offload", ofl.OFFLOAD_STAT_NAMES, offload_stats,
+                           [f"stack{k}" for k in range(c.memory.cubes)])  # fmt: skip
         registry.adopt("l2", model.L2_STAT_NAMES, mem.stats)
         registry.adopt("dram", ctl.STAT_NAMES, dram.stats)
         link_names = [
@@ -423,8 +598,14 @@ class GpuSystem:
         registry.adopt_histogram("load_latency_cycles", LATENCY_BIN_CYCLES, mem.latency_hist)
         cycles = max(1, self.core.cycles(time_ps))
         summary = self._summary(registry, time_ps, cycles, instructions, threads, links)
+        if c.ndp:
+            summary["offload"] = self._offload_summary(plan, offload_stats, sm_stats, threads)
         memory_requests = int(sm_stats[:, smmod.T_TRANSACTIONS].sum())
         stats = registry.as_dict()
+        # energy counts every SM, the stacks' included
+        energy_stats = {**stats, "sm": {"total": dict(zip(smmod.SM_STAT_NAMES,
+                                                          map(int, sm_stats.sum(axis=0)),
+                                                          strict=True))}}  # fmt: skip
         net = self.network
         cube_links = [i for i, k in enumerate(net.kinds)]
         capacity = sum(
@@ -432,16 +613,17 @@ class GpuSystem:
              "cube": c.links.cube_to_cube_gbps}[net.kinds[i]] for i in cube_links
         )  # fmt: skip
         per_link = links.traffic[:, :, 0].sum(axis=1)
+        crossbar_end = len(net.links) + c.sm.count + c.l2.slices  # TSV links follow
         org = self.dram_preset.organization
         energy = gpu_energy(
             load_energy_table(c.energy),
-            stats,
+            energy_stats,
             core_cycles=cycles,
-            sm_count=c.sm.count,
+            sm_count=self.sms,
             time_ps=int(time_ps),
             link_capacity_gbps=capacity,
             cube_link_bytes=int(per_link[cube_links].sum()),
-            crossbar_bytes=int(per_link[len(net.links) :].sum()),
+            crossbar_bytes=int(per_link[len(net.links) : crossbar_end].sum()),
             row_bytes=org.row_bytes,
             access_bytes=org.access_bytes,
         )
@@ -459,6 +641,23 @@ class GpuSystem:
             energy=energy,
         )
 
+    def _offload_summary(self, plan, offload_stats, sm_stats, threads) -> dict[str, Any]:
+        totals = dict(zip(ofl.OFFLOAD_STAT_NAMES, map(int, offload_stats.sum(axis=0)),
+                          strict=True))  # fmt: skip
+        instances = sum(len(launch[1]) for launch in plan.launches)
+        candidates = sum(len(launch[0]) for launch in plan.launches)
+        stack_threads = int(sm_stats[self.gpu_sms :, smmod.T_THREAD_INSTRUCTIONS].sum())
+        return {
+            "candidate_blocks": candidates,  # summed over launches
+            "instances": instances,
+            **totals,
+            "offloaded_fraction": totals["offloaded"] / instances if instances else 0.0,
+            "offloaded_instruction_fraction": stack_threads / threads if threads else 0.0,
+            "colocation": plan.colocation,
+            "learning_us": plan.learning_ps / 1e6,
+            "mapping": plan.choice.as_dict() if plan.choice else {"bits": "baseline"},
+        }
+
     def _link_label(self, i: int) -> str:
         net = self.network
         if i < len(net.links):
@@ -468,7 +667,10 @@ class GpuSystem:
         i -= len(net.links)
         if i < self.config.sm.count:
             return f"sm{i}->xbar"
-        return f"l2slice{i - self.config.sm.count}->xbar"
+        i -= self.config.sm.count
+        if i < self.config.l2.slices:
+            return f"l2slice{i}->xbar"
+        return f"cube{i - self.config.l2.slices}-tsv"
 
     def _summary(self, registry, time_ps, cycles, instructions, threads, links):
         net = self.network

@@ -1,0 +1,94 @@
+"""Turning an experiment's metrics into what a reader compares: one table per figure (rows:
+workloads, then our average and the paper's; columns: variants), as Rich tables, CSV files and
+PNG bar charts."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+Rows = list[tuple[str, list[float | None]]]
+
+
+def figure_rows(doc: dict[str, Any], metric: str, variants: Sequence[str],
+                paper: dict[str, float] | None) -> Rows:  # fmt: skip
+    """(row label, value per variant): each workload, our average, the paper's average."""
+    workloads = doc["meta"]["workloads"]
+    rows = []
+    for w in workloads:
+        rows.append((w, [doc.get(v, {}).get(w, {}).get(metric) for v in variants]))
+    rows.append(("average (ours)", [doc["average"].get(v, {}).get(metric) for v in variants]))
+    if paper:
+        rows.append(("average (paper)", [paper.get(v) for v in variants]))
+    return rows
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def rich_table(title: str, variants: Sequence[str], rows) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column("workload")
+    for v in variants:
+        table.add_column(v, justify="right")
+    for label, values in rows:
+        style = "bold" if label.startswith("average") else None
+        table.add_row(label, *(_fmt(x) for x in values), style=style)
+    return table
+
+
+def write_csv(path: Path, variants: Sequence[str], rows) -> None:
+    with path.open("w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(["workload", *variants])
+        for label, values in rows:
+            out.writerow([label, *("" if x is None else f"{x:.6g}" for x in values)])
+
+
+def write_png(path: Path, title: str, doc: dict[str, Any], variants: Sequence[str],
+              metric: str, parts: Sequence[str], paper: dict | None) -> None:  # fmt: skip
+    """Grouped bars per workload (stacked by ``parts`` when given), the paper's averages as
+    markers on the average group."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = [*doc["meta"]["workloads"], "average"]
+    width = 0.8 / max(1, len(variants))
+    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(groups) * max(1, len(variants)) / 2), 3.6))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    hatches = ["", "//", ".."]
+    for k, v in enumerate(variants):
+        xs = [g + (k - (len(variants) - 1) / 2) * width for g in range(len(groups))]
+        source = [doc.get(v, {}).get(w, {}) for w in groups[:-1]] + [doc["average"].get(v, {})]
+        color = colors[k % len(colors)]
+        if parts:
+            bottom = [0.0] * len(groups)
+            for j, part in enumerate(parts):
+                heights = [m.get(part, 0.0) for m in source]
+                ax.bar(xs, heights, width, bottom=bottom, color=color, hatch=hatches[j % 3],
+                       edgecolor="black", linewidth=0.3,
+                       label=f"{v}" if j == 0 else None)  # fmt: skip
+                bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
+        else:
+            ax.bar(xs, [m.get(metric, 0.0) for m in source], width, color=color, label=v)
+        if paper and paper.get(v) is not None:
+            ax.plot(xs[-1], paper[v], marker="*", color="black", markersize=9)
+    ax.set_xticks(range(len(groups)), [g.upper() for g in groups])
+    ax.set_title(title + (f"  (stacked: {', '.join(parts)})" if parts else "")
+                 + ("  * paper" if paper else ""), fontsize=9)  # fmt: skip
+    if metric in ("speedup", "traffic", "energy"):
+        ax.axhline(1.0, color="gray", linewidth=0.6)
+    ax.legend(fontsize=7, ncol=min(len(variants), 5))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+__all__ = ["figure_rows", "rich_table", "write_csv", "write_png"]

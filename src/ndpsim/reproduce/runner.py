@@ -1,0 +1,77 @@
+"""Running an experiment's (workload, variant) pairs: each workload is interpreted once and
+simulated on every variant, workloads spread over worker processes.
+
+A worker returns plain data (the run summaries and energies), never the traces, so only small
+results cross process boundaries.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any
+
+from ndpsim.systems.gpu import GpuSystem, load_system_config
+from ndpsim.workloads import kernel_module, run_workload
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One system configuration of an experiment: a preset and overrides of its keys."""
+
+    name: str
+    preset: str
+    overrides: dict[str, Any]
+
+
+def simulate_workload(workload: str, size: str, seed: int,
+                      variants: Sequence[Variant]) -> dict[str, dict[str, Any]]:  # fmt: skip
+    """Interpret ``workload`` once and simulate it on every variant: {variant: run summary}."""
+    configs = {v.name: load_system_config(v.preset, v.overrides) for v in variants}
+    functional = run_workload(workload, size, seed)
+    if not functional.check.passed:
+        raise RuntimeError(f"{workload} ({size}) differs from its reference: "
+                           f"{functional.check.detail}")  # fmt: skip
+    module = kernel_module(functional.workload.module_name)
+    out = {}
+    for variant in variants:
+        result = GpuSystem(configs[variant.name]).run(
+            functional.traces, module, functional.memory, seed=seed
+        )
+        out[variant.name] = {
+            "time_ps": result.time_ps,
+            "summary": result.summary,
+            "energy_nj": result.energy,
+            "wall_seconds": result.wall_seconds,
+        }
+    return out
+
+
+def run_experiment(workloads: Sequence[str], size: str, seed: int, variants: Sequence[Variant],
+                   processes: int | None = None,
+                   on_done: Callable[[str], None] | None = None,
+                   ) -> dict[str, dict[str, dict[str, Any]]]:  # fmt: skip
+    """{workload: {variant: run summary}} for every pair, ``processes`` workloads at a time
+    (default: one per CPU core, at most one per workload)."""
+    processes = max(1, min(processes or os.cpu_count() or 1, len(workloads)))
+    results: dict[str, dict[str, dict[str, Any]]] = {}
+    if processes == 1:
+        for name in workloads:
+            results[name] = simulate_workload(name, size, seed, variants)
+            if on_done:
+                on_done(name)
+        return results
+    with ProcessPoolExecutor(max_workers=processes) as pool:
+        futures = {pool.submit(simulate_workload, name, size, seed, list(variants)): name
+                   for name in workloads}  # fmt: skip
+        for future in as_completed(futures):
+            name = futures[future]
+            results[name] = future.result()
+            if on_done:
+                on_done(name)
+    return {name: results[name] for name in workloads}
+
+
+__all__ = ["Variant", "run_experiment", "simulate_workload"]

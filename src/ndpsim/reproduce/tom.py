@@ -1,0 +1,177 @@
+"""Reproducing TOM's evaluation (Hsieh et al., ISCA 2016, sec. 6): Figures 2, 8, 9 and 10.
+
+Every workload runs on the baseline GPU (68 SMs) and on the NDP system (64 GPU SMs + one SM per
+stack) with and without dynamic offload control (``ctrl`` / ``no-ctrl``) and with the baseline or
+the learned data mapping (``bmap`` / ``tmap``), plus Figure 2's ideal NDP system. Each figure is
+a table of per-workload values normalized to the baseline, our average beside the paper's.
+
+Averages: speedups by geometric mean (the mean of ratios), traffic, energy and fractions by
+arithmetic mean.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ndpsim.reproduce.runner import Variant
+
+WORKLOADS = ("bp", "bfs", "km", "cfd", "hw", "lib", "ray", "fwt", "sp", "rd")
+VARIANT_NAMES = ("baseline", "no-ctrl-bmap", "no-ctrl-tmap", "ctrl-bmap", "ctrl-tmap", "ideal")
+
+#: The GPU-to-stack link bandwidth every bandwidth switch is a multiple of (TOM Table 1).
+LINK_GBPS = 80.0
+
+#: The paper's averages (text of sec. 2 and 6; per-figure bars are not given as numbers).
+#: ctrl-bmap's speedup is derived from "tmap provides an additional 10% over bmap".
+# fmt: off
+PAPER = {
+    "speedup": {"no-ctrl-bmap": 0.93, "no-ctrl-tmap": 0.97, "ctrl-bmap": 1.30 / 1.10,
+                "ctrl-tmap": 1.30, "ideal": 1.58},
+    "traffic": {"no-ctrl-tmap": 0.62, "ctrl-tmap": 0.87},
+    "memory_to_memory": {"no-ctrl-bmap": 0.55, "no-ctrl-tmap": 0.22},
+    "energy": {"no-ctrl-bmap": 1.08, "ctrl-tmap": 0.89},
+    "sm_energy_share": {"baseline": 0.77, "ctrl-tmap": 0.68},
+    "link_energy_share": {"baseline": 0.07, "ctrl-tmap": 0.05},
+    "offloaded_instruction_fraction": {"no-ctrl-tmap": 0.464, "ctrl-tmap": 0.157},
+    "colocation": {"baseline mapping": 0.38, "best consecutive bits": 0.75,
+                   "learned from 0.1%": 0.72},
+}
+# fmt: on
+#: Per-workload figures the text states (sec. 6.1).
+PAPER_WORKLOADS = {
+    "km": {"ctrl-bmap": 1.03, "ctrl-tmap": 1.39},
+    "rd": {"ctrl-bmap": 1.51, "ctrl-tmap": 1.76},
+    "bfs": {"ctrl-bmap": 1.29, "ctrl-tmap": 1.21},
+    "lib": {"no-ctrl-tmap": 0.36, "ctrl-tmap": 1.52},
+}
+
+
+def variants(warp_scale: int = 1, internal: float = 2.0, cross: float = 0.5) -> list[Variant]:
+    """The six systems, with the sensitivity switches applied: stack-SM warp capacity
+    (x48 warps), internal stack bandwidth and cross-stack link bandwidth (x the 80 GB/s GPU
+    link). The internal bandwidth applies to the baseline too: it is a property of the stacks."""
+    memory = {"memory": {"internal_gbps": internal * LINK_GBPS}}
+    ndp = {**memory, "links": {"cube_to_cube_gbps": cross * LINK_GBPS}}
+
+    def nd(control: bool, mapping: str, ideal: bool = False) -> dict[str, Any]:
+        return {**ndp, "ndp": {"control": control, "mapping": mapping, "ideal": ideal,
+                               "stack_warps": 48 * warp_scale}}  # fmt: skip
+
+    return [
+        Variant("baseline", "tom-baseline", memory),
+        Variant("no-ctrl-bmap", "tom-ndp", nd(False, "baseline")),
+        Variant("no-ctrl-tmap", "tom-ndp", nd(False, "learned")),
+        Variant("ctrl-bmap", "tom-ndp", nd(True, "baseline")),
+        Variant("ctrl-tmap", "tom-ndp", nd(True, "learned")),
+        Variant("ideal", "tom-ndp", nd(False, "baseline", ideal=True)),
+    ]
+
+
+def _geomean(values: Sequence[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else float("nan")
+
+
+def _offchip(summary: dict) -> dict[str, int]:
+    links = summary["links"]
+    return {
+        "tx": links["gpu_to_memory"]["bytes"],
+        "rx": links["memory_to_gpu"]["bytes"],
+        "memory_to_memory": links["memory_to_memory"]["bytes"],
+    }
+
+
+def metrics(runs: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str, dict[str, float]]]:
+    """{variant: {workload: metrics}} from {workload: {variant: run}}: speedup, off-chip
+    traffic by channel and energy by source (each normalized to the baseline's total), the
+    fraction of instructions offloaded and the co-location probability."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for workload, by_variant in runs.items():
+        base = by_variant["baseline"]
+        base_traffic = sum(_offchip(base["summary"]).values()) or 1
+        base_energy = base["energy_nj"]["total"] or 1.0
+        for variant, run in by_variant.items():
+            s = run["summary"]
+            traffic = _offchip(s)
+            e = run["energy_nj"]
+            m = {
+                "speedup": base["time_ps"] / run["time_ps"],
+                "traffic": sum(traffic.values()) / base_traffic,
+                **{f"traffic_{k}": v / base_traffic for k, v in traffic.items()},
+                "energy": e["total"] / base_energy,
+                # SMs with their caches and on-chip network (what GPUWattch reports as SM)
+                "energy_sm": (e["sm"] + e["caches"] + e["crossbar"]) / base_energy,
+                "energy_links": e["links"] / base_energy,
+                "energy_dram": e["dram"] / base_energy,
+            }
+            offload = s.get("offload")
+            if offload:
+                m["offloaded_instruction_fraction"] = offload["offloaded_instruction_fraction"]
+                m["offloaded_instance_fraction"] = offload["offloaded_fraction"]
+                m["colocation"] = offload["colocation"]
+                mapping = offload["mapping"]
+                if "colocation_baseline" in mapping:
+                    m["colocation_baseline_map"] = mapping["colocation_baseline"]
+                    m["colocation_best_bits"] = mapping["colocation_best"]
+                    m["colocation_learned"] = mapping["colocation_learned"]
+            out.setdefault(variant, {})[workload] = m
+    return out
+
+
+def averages(per_variant: dict[str, dict[str, dict[str, float]]]) -> dict[str, dict[str, float]]:
+    """Per variant, the mean of every metric over the workloads (geometric for speedup)."""
+    out = {}
+    for variant, by_workload in per_variant.items():
+        keys = sorted({k for m in by_workload.values() for k in m})
+        out[variant] = {
+            k: (_geomean if k == "speedup" else _mean)(
+                [m[k] for m in by_workload.values() if k in m]
+            )
+            for k in keys
+        }
+    return out
+
+
+def document(runs, size: str, seed: int, switches: dict[str, float]) -> dict[str, Any]:
+    """The ``--json`` document: each variant's per-workload metrics at the top level (variant
+    names as keys), their means under ``average``, and the paper's figures under ``paper``."""
+    per_variant = metrics(runs)
+    doc: dict[str, Any] = {name: per_variant.get(name, {}) for name in VARIANT_NAMES}
+    doc["average"] = averages(per_variant)
+    doc["mean"] = {"speedup": "geometric mean over workloads",
+                   "other metrics": "arithmetic mean over workloads"}  # fmt: skip
+    doc["paper"] = {"average": PAPER, "workloads": PAPER_WORKLOADS}
+    doc["meta"] = {"experiment": "tom", "size": size, "seed": seed,
+                   "workloads": list(runs), "switches": switches,
+                   "wall_seconds": {w: {v: r["wall_seconds"] for v, r in by.items()}
+                                    for w, by in runs.items()}}  # fmt: skip
+    doc["mapping"] = {
+        w: by["ctrl-tmap"]["summary"]["offload"]["mapping"]
+        for w, by in runs.items() if "ctrl-tmap" in by
+    }  # fmt: skip
+    return doc
+
+
+#: The figures: (file stem, title, metric per variant, variants shown, stacked parts)
+FIGURES = (
+    ("fig2_ideal_speedup", "Figure 2: ideal NDP speedup", "speedup", ("ideal",), ()),
+    ("fig8_speedup", "Figure 8: speedup over the baseline GPU", "speedup",
+     VARIANT_NAMES[1:5], ()),
+    ("fig9_traffic", "Figure 9: off-chip traffic (normalized to the baseline)", "traffic",
+     VARIANT_NAMES[:5], ("traffic_tx", "traffic_rx", "traffic_memory_to_memory")),
+    ("fig10_energy", "Figure 10: energy (normalized to the baseline)", "energy",
+     VARIANT_NAMES[:5], ("energy_sm", "energy_links", "energy_dram")),
+    ("offloaded_instructions", "Fraction of instructions offloaded",
+     "offloaded_instruction_fraction", VARIANT_NAMES[1:6], ()),
+    ("colocation", "Co-location probability (instances within one stack)", "colocation",
+     VARIANT_NAMES[1:5], ()),
+)  # fmt: skip
+
+
+__all__ = ["FIGURES", "PAPER", "VARIANT_NAMES", "WORKLOADS", "averages", "document", "metrics",
+           "variants"]  # fmt: skip

@@ -1,0 +1,182 @@
+"""From a launch's warp streams and a kernel's offload candidates to what the timing model
+offloads: the dynamic instances of each candidate block and where each would run.
+
+A candidate is a static pc range ``[begin, end]`` that control enters only at ``begin`` and
+leaves only after ``end`` (the offload passes guarantee it). So in a warp's stream an *instance*
+is a maximal run of consecutive instructions inside the range, starting at ``begin``; a loop
+inside the range keeps the run going (its back edge stays inside). Everything here is NumPy
+over the whole launch, computed once before the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from ndpsim.hw.gpu import offload as ofl
+from ndpsim.hw.gpu.work import (
+    COUNT_SHIFT,
+    FIRST_SHIFT,
+    KIND_BITS,
+    MEM_SHIFT,
+    PC_MASK,
+    SPACE_SHIFT,
+    TX_LINE_SHIFT,
+    KernelWork,
+)
+from ndpsim.trace.trace import MemoryKind, MemorySpace
+
+
+class OffloadCandidate(Protocol):
+    """What the timing model needs of a candidate block (see :mod:`ndpsim.analysis.tom`)."""
+
+    begin: int
+    end: int  # last pc, inclusive
+    live_in: tuple[str, ...]
+    live_out: tuple[str, ...]
+    tag: int  # offload.SAVES_TX | offload.SAVES_RX
+    threshold: int | None  # minimum trip count of a conditional candidate
+    loop_header_pc: int | None  # pc whose executions count its loop's iterations
+
+
+@dataclass
+class Instances:
+    """The dynamic instances of a launch's candidates, ordered by stream position."""
+
+    start: np.ndarray  # int64: stream position of the first instruction
+    end: np.ndarray  # int64: stream position after the last
+    candidate: np.ndarray  # int64
+    trips: np.ndarray  # int64: executions of the candidate's loop header (1 without a loop)
+    warp: np.ndarray  # int64: warp of the launch
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+
+def find_instances(work: KernelWork, candidates: Sequence[OffloadCandidate]) -> Instances:
+    """Every instance of every candidate in the launch's warp streams."""
+    pcs = work.inst & PC_MASK
+    n = len(pcs)
+    warp_start = np.zeros(n, dtype=bool)
+    warp_start[work.warp_first[work.warp_first < n]] = True
+    parts = []
+    for c, cand in enumerate(candidates):
+        inside = (pcs >= cand.begin) & (pcs <= cand.end)
+        if not inside.any():
+            continue
+        before = np.concatenate([[False], inside[:-1]]) & ~warp_start
+        after = np.concatenate([inside[1:], [False]]) & ~np.concatenate([warp_start[1:], [True]])
+        starts = np.flatnonzero(inside & ~before)
+        ends = np.flatnonzero(inside & ~after) + 1
+        bad = pcs[starts] != cand.begin
+        if bad.any():
+            pos = int(starts[np.argmax(bad)])
+            raise ValueError(
+                f"a warp enters candidate block [{cand.begin}, {cand.end}] at pc {pcs[pos]} "
+                "instead of its first instruction: the offload pass let a branch into the block"
+            )
+        if cand.loop_header_pc is None:
+            trips = np.ones(len(starts), dtype=np.int64)
+        else:
+            headers = np.concatenate([[0], np.cumsum(pcs == cand.loop_header_pc)])
+            trips = headers[ends] - headers[starts]
+        parts.append((starts, ends, np.full(len(starts), c, dtype=np.int64), trips))
+    if not parts:
+        empty = np.zeros(0, dtype=np.int64)
+        return Instances(empty, empty, empty, empty, empty)
+    start, end, cand, trips = (np.concatenate(x).astype(np.int64) for x in zip(*parts, strict=True))
+    order = np.argsort(start, kind="stable")
+    start, end, cand, trips = start[order], end[order], cand[order], trips[order]
+    warp = np.searchsorted(work.warp_first, start, side="right") - 1
+    return Instances(start, end, cand, trips, warp.astype(np.int64))
+
+
+def instance_lines(work: KernelWork, instances: Instances):
+    """The line transactions of each instance's global and local memory accesses, in stream
+    order: (instance index of each, virtual line of each), and how many loads each instance
+    executes (what it waits for; stores are posted)."""
+    if not len(instances):
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    lengths = instances.end - instances.start
+    owner = np.repeat(np.arange(len(instances)), lengths)
+    positions = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(
+        np.cumsum(lengths) - lengths, lengths
+    ) + np.repeat(instances.start, lengths)  # fmt: skip
+    ops = (work.inst[positions] >> MEM_SHIFT) - 1
+    keep = ops >= 0
+    owner, ops = owner[keep], ops[keep]
+    words = work.mem[ops]
+    keep = ((words >> SPACE_SHIFT) & 7) != MemorySpace.SHARED
+    owner, words = owner[keep], words[keep]
+    loads = (words & KIND_BITS) == MemoryKind.LOAD
+    loads_per_instance = np.bincount(owner[loads], minlength=len(instances)).astype(np.int64)
+    count = (words >> COUNT_SHIFT) & 63
+    first = words >> FIRST_SHIFT
+    tx_owner = np.repeat(owner, count)
+    tx = np.arange(int(count.sum()), dtype=np.int64) - np.repeat(np.cumsum(count) - count, count)
+    tx += np.repeat(first, count)
+    return tx_owner, work.tx[tx] >> TX_LINE_SHIFT, loads_per_instance
+
+
+def first_line(tx_owner: np.ndarray, lines: np.ndarray, instances: int) -> np.ndarray:
+    """The first line each instance touches, or -1."""
+    out = np.full(instances, -1, dtype=np.int64)
+    if len(tx_owner):
+        owners, first = np.unique(tx_owner, return_index=True)
+        out[owners] = lines[first]
+    return out
+
+
+def _csr(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    first = np.zeros(len(lists) + 1, dtype=np.int64)
+    first[1:] = np.cumsum([len(x) for x in lists])
+    flat = np.array([v for x in lists for v in x], dtype=np.int64)
+    return first, flat
+
+
+def build_offload_state(work: KernelWork, candidates: Sequence[OffloadCandidate],
+                        instances: Instances, dest: np.ndarray, registers: dict[str, int],
+                        params: np.ndarray, tx_link: np.ndarray, rx_link: np.ndarray,
+                        ) -> ofl.OffloadState:  # fmt: skip
+    """The compiled model's view of one launch: instances with their destination stacks
+    (``dest``, -1 when an instance touches no memory), candidates with their registers in the
+    timing model's numbering."""
+    cubes = int(params[ofl.O_CUBES])
+    pos_instance = np.full(len(work.inst), -1, dtype=np.int64)
+    pos_instance[instances.start] = np.arange(len(instances))
+    live_in = _csr([[registers[r] for r in c.live_in] for c in candidates])
+    live_out = _csr([[registers[r] for r in c.live_out] for c in candidates])
+    n = len(instances)
+    return ofl.OffloadState(
+        params=params,
+        pos_instance=pos_instance,
+        inst_start=instances.start,
+        inst_end=instances.end,
+        inst_candidate=instances.candidate,
+        inst_dest=dest.astype(np.int64),
+        inst_trips=instances.trips,
+        inst_next=np.full(n, -1, dtype=np.int64),
+        inst_home=np.full(n, -1, dtype=np.int64),
+        cand_threshold=np.array([c.threshold or 0 for c in candidates], dtype=np.int64),
+        cand_tag=np.array([c.tag for c in candidates], dtype=np.int64),
+        cand_live_in_first=live_in[0],
+        cand_live_in=live_in[1],
+        cand_live_out_first=live_out[0],
+        cand_live_out=live_out[1],
+        pending=np.zeros(cubes, dtype=np.int64),
+        queue_head=np.full(cubes, -1, dtype=np.int64),
+        queue_tail=np.full(cubes, -1, dtype=np.int64),
+        tx_link=tx_link,
+        rx_link=rx_link,
+        monitor=np.zeros(2 + 2 * cubes, dtype=np.int64),
+        busy=np.zeros(2 * cubes, dtype=np.bool_),
+        stats=np.zeros((cubes, len(ofl.OFFLOAD_STAT_NAMES)), dtype=np.int64),
+    )
+
+
+__all__ = ["Instances", "OffloadCandidate", "build_offload_state", "find_instances",
+           "first_line", "instance_lines"]  # fmt: skip

@@ -1,0 +1,162 @@
+"""TOM's programmer-transparent data mapping (Hsieh et al. ISCA 2016, sec. 3.2 and 4.3).
+
+During a short learning phase (the first 0.1% of offload-candidate instances) the GPU runs from
+CPU memory over PCIe while a Memory Map Analyzer scores every *consecutive-bit* stack mapping
+(the stack index taken from address bits ``b+1:b`` for b = 7 .. 16 with four stacks) by the
+fraction of instances whose accesses all fall in one stack. The allocations candidates touched
+are then copied to GPU memory with the best mapping; all other data keeps the baseline mapping.
+
+Here the analyzer works on the instances found in the traces, in execution order (launch, then
+warp), which is what the hardware sees first; the run then uses the chosen mapping from its
+start and pays the learning phase as a fixed delay (see :func:`learn_mapping`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ndpsim.hw.dram.mapping import AddressMapping
+from ndpsim.hw.gpu.work import LINE_BYTES
+from ndpsim.simt.memory import DeviceMemory
+
+#: Lowest and highest least-significant bit of the candidate stack mappings (sec. 3.2.1).
+FIRST_BIT, LAST_BIT = 7, 16
+
+
+@dataclass
+class LaunchAccesses:
+    """The candidate instances of one launch and the physical lines each touches."""
+
+    instances: int
+    tx_owner: np.ndarray  # instance of each line transaction
+    virtual_lines: np.ndarray
+    physical_lines: np.ndarray
+    loads: np.ndarray  # load instructions of each instance
+
+
+@dataclass
+class MappingChoice:
+    """What the learning phase decided, and how well each mapping co-locates blocks and data."""
+
+    bit: int  # least significant bit of the chosen stack index
+    learning_instances: int
+    learning_ps: int  # time the learning phase adds (data over PCIe)
+    remap_lines: np.ndarray  # int64[ranges, 2]: physical line ranges given the chosen mapping
+    remapped_allocations: list[str]
+    colocation_baseline: float  # fraction of instances within one stack, baseline mapping
+    colocation_best: float  # with the best consecutive-bit mapping over all instances
+    best_bit: int
+    colocation_learned: float  # with the chosen mapping, over all instances
+    scores: dict[int, float] = field(default_factory=dict)  # learning-phase score of each bit
+
+    def as_dict(self) -> dict:
+        return {
+            "bits": f"{self.bit + 1}:{self.bit}",
+            "learning_instances": self.learning_instances,
+            "learning_us": self.learning_ps / 1e6,
+            "remapped_allocations": self.remapped_allocations,
+            "colocation_baseline": self.colocation_baseline,
+            "colocation_best": self.colocation_best,
+            "best_bits": f"{self.best_bit + 1}:{self.best_bit}",
+            "colocation_learned": self.colocation_learned,
+            "learning_scores": {f"{b + 1}:{b}": s for b, s in self.scores.items()},
+        }
+
+
+def single_stack_fraction(tx_owner: np.ndarray, stacks: np.ndarray) -> float:
+    """Of the instances that touch memory, the fraction whose lines all sit in one stack."""
+    if not len(tx_owner):
+        return 0.0
+    order = np.argsort(tx_owner, kind="stable")
+    owner, stack = tx_owner[order], stacks[order]
+    first = np.flatnonzero(np.concatenate([[True], owner[1:] != owner[:-1]]))
+    lo = np.minimum.reduceat(stack, first)
+    hi = np.maximum.reduceat(stack, first)
+    return float(np.mean(lo == hi))
+
+
+def consecutive_stacks(physical_lines: np.ndarray, bit: int, cubes: int) -> np.ndarray:
+    return ((physical_lines * LINE_BYTES) >> bit) & (cubes - 1)
+
+
+def stacks_under(mapping: AddressMapping, physical_lines: np.ndarray) -> np.ndarray:
+    return mapping.decode(physical_lines * LINE_BYTES)["cube"]
+
+
+def learn_mapping(launches: Sequence[LaunchAccesses], baseline: AddressMapping, cubes: int,
+                  memory: DeviceMemory, fraction: float, pcie_latency_ns: float,
+                  pcie_gbps: float, line_of_physical, loads_in_flight: int = 1,
+                  ) -> MappingChoice:  # fmt: skip
+    """Score every consecutive-bit mapping on the first ``fraction`` of the instances, pick the
+    best (ties: the lowest bits), and mark the allocations those instances touched.
+
+    The learning phase's cost: its instances' lines cross PCIe (``bytes / pcie_gbps``), and
+    the warp running the longest learning instance waits one PCIe round trip per
+    ``loads_in_flight`` of its loads (a warp keeps that many independent loads in flight;
+    stores are posted; instances of different warps overlap). Dependent loads would wait
+    longer, so this is a lower bound of the latency part. The
+    time these accesses would have taken from GPU memory is not subtracted (a small,
+    conservative overcharge). ``line_of_physical`` maps a physical line back to its line
+    range in the device memory's physical layout, for the remapped allocations."""
+    owners, lines, vlines, ops = [], [], [], []
+    offset = 0
+    for launch in launches:
+        owners.append(launch.tx_owner + offset)
+        lines.append(launch.physical_lines)
+        vlines.append(launch.virtual_lines)
+        ops.append(launch.loads)
+        offset += launch.instances
+    owner = np.concatenate(owners) if owners else np.zeros(0, dtype=np.int64)
+    line = np.concatenate(lines) if lines else np.zeros(0, dtype=np.int64)
+    vline = np.concatenate(vlines) if vlines else np.zeros(0, dtype=np.int64)
+    touching = np.unique(owner)
+    learn_count = max(1, int(np.ceil(fraction * len(touching)))) if len(touching) else 0
+    learning = np.isin(owner, touching[:learn_count])
+    bits = range(FIRST_BIT, LAST_BIT + 1)
+    scores = {b: single_stack_fraction(owner[learning],
+                                       consecutive_stacks(line[learning], b, cubes))
+              for b in bits}  # fmt: skip
+    chosen = max(bits, key=lambda b: (scores[b], -b))
+    overall = {b: single_stack_fraction(owner, consecutive_stacks(line, b, cubes)) for b in bits}
+    best = max(bits, key=lambda b: (overall[b], -b))
+    touched = np.unique(vline[learning] * LINE_BYTES)
+    names, ranges = [], []
+    for alloc in memory.allocations:
+        hit = np.searchsorted(touched, alloc.address) < len(touched) and touched[
+            np.searchsorted(touched, alloc.address)] < alloc.end  # fmt: skip
+        if hit:
+            names.append(alloc.name)
+            lo = line_of_physical(alloc.address)
+            hi = line_of_physical(alloc.end - 1) + 1
+            ranges.append((lo, hi))
+    remap = np.array(ranges, dtype=np.int64).reshape(-1, 2)
+    learned = baseline.with_field_at("cube", chosen)
+    inside = np.zeros(len(line), dtype=bool)
+    for lo, hi in remap:
+        inside |= (line >= lo) & (line < hi)
+    stacks = stacks_under(baseline, line)
+    stacks[inside] = stacks_under(learned, line[inside])
+    loads = np.concatenate(ops) if ops else np.zeros(0, dtype=np.int64)
+    most = int(loads[touching[:learn_count]].max(initial=0))
+    serial = -(-most // max(1, loads_in_flight))
+    learning_bytes = int(learning.sum()) * LINE_BYTES
+    learning_ps = int(learning_bytes / (pcie_gbps * 1e9) * 1e12
+                      + pcie_latency_ns * 1000 * serial)  # fmt: skip
+    return MappingChoice(
+        bit=chosen,
+        learning_instances=learn_count,
+        learning_ps=learning_ps,
+        remap_lines=remap,
+        remapped_allocations=names,
+        colocation_baseline=single_stack_fraction(owner, stacks_under(baseline, line)),
+        colocation_best=overall[best],
+        best_bit=best,
+        colocation_learned=single_stack_fraction(owner, stacks),
+        scores=scores,
+    )
+
+
+__all__ = ["LaunchAccesses", "MappingChoice", "learn_mapping", "single_stack_fraction"]

@@ -1,0 +1,39 @@
+"""``ndpsim analyze --tom``: TOM's offload candidates as a table and as JSON."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from ndpsim.cli.main import app
+from ndpsim.workloads.base import KERNEL_DIR
+
+runner = CliRunner()
+
+
+def test_analyze_tom_prints_the_candidates_of_each_kernel():
+    result = runner.invoke(app, ["analyze", "--tom", str(KERNEL_DIR / "lib.ptx")], env={
+        "COLUMNS": "200"
+    })  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "TOM offload candidates" in result.output
+    assert "%r56 >= 4" in result.output and "RX" in result.output
+    assert "basic blocks" not in result.output  # --tom replaces the usual report
+
+
+def test_analyze_tom_json_lists_candidates_machine_readably():
+    result = runner.invoke(app, ["analyze", "--tom", "--json", str(KERNEL_DIR / "vadd.ptx")])
+    assert result.exit_code == 0, result.output
+    (function,) = json.loads(result.output)["functions"]
+    assert function["name"] == "vadd"
+    (candidate,) = function["tom_candidates"]
+    assert {"begin_pc", "end_pc", "live_in", "live_out", "n_ld", "n_st", "bw_tx", "bw_rx",
+            "tag", "threshold", "condition", "loop_kind"} <= set(candidate)  # fmt: skip
+    assert (candidate["n_ld"], candidate["n_st"], candidate["tag_text"]) == (2, 1, "TX+RX")
+
+
+def test_analyze_tom_says_when_a_kernel_has_no_candidate():
+    result = runner.invoke(app, ["analyze", "--tom", str(KERNEL_DIR / "hist.ptx")])
+    assert result.exit_code == 0, result.output
+    assert "0 TOM offload candidates" in result.output

@@ -1,0 +1,179 @@
+"""TOM's NDP system: instances of candidate blocks, the learned mapping, offloading to stack SMs
+with and without dynamic control, and the ideal system."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ndpsim.analysis.tom import tom_candidates
+from ndpsim.errors import ConfigError
+from ndpsim.hw.gpu.work import build_kernel_work
+from ndpsim.simt.memory import BASE_ADDRESS, DeviceMemory
+from ndpsim.systems.gpu import GpuSystem, load_system_config
+from ndpsim.systems.offload import find_instances, instance_lines
+from ndpsim.systems.tom_mapping import LaunchAccesses, learn_mapping, single_stack_fraction
+from ndpsim.workloads import kernel_module, run_workload
+
+
+@pytest.fixture(scope="module")
+def vadd():
+    run = run_workload("vadd", "tiny", 0)
+    return run, kernel_module(run.workload.module_name)
+
+
+def _ndp(**ndp):
+    return load_system_config("tom-ndp", {"ndp": ndp})
+
+
+def _run(config, workload):
+    run, module = workload
+    return GpuSystem(config).run(run.traces, module, run.memory, seed=0)
+
+
+def _offload_bytes(result, kind):
+    links = result.stats["links"]["instances"]
+    return sum(entry["offload_bytes"] for label, entry in links.items() if kind in label)
+
+
+# ------------------------------------------------------------------------------ instances
+def test_every_warp_of_vadd_runs_one_instance_of_its_whole_body(vadd):
+    run, module = vadd
+    trace = run.traces[0]
+    work = build_kernel_work(trace, module)
+    candidates = tom_candidates(module.function(trace.info.kernel))
+    instances = find_instances(work, candidates)
+    assert len(instances) == len(work.warp_first)
+    assert np.array_equal(instances.start, work.warp_first)
+    assert np.all(instances.end == work.warp_end - 1)  # everything but the exit
+    owner, _, ops = instance_lines(work, instances)
+    # two loads and a store per warp, except the tail warps whose lanes are all past the end
+    touching = np.unique(owner)
+    assert np.all(ops[touching] == 2) and np.all(np.delete(ops, touching) == 0)
+    assert np.all(np.bincount(owner)[touching] == 3)
+    assert len(touching) > len(instances) - 32
+
+
+def test_loop_instances_count_their_iterations():
+    run = run_workload("lib", "tiny", 0)
+    module = kernel_module(run.workload.module_name)
+    trace = run.traces[0]
+    work = build_kernel_work(trace, module)
+    candidates = tom_candidates(module.function(trace.info.kernel))
+    instances = find_instances(work, candidates)
+    pcs = work.inst & ((1 << 24) - 1)
+    for k in range(min(len(instances), 50)):
+        cand = candidates[instances.candidate[k]]
+        body = pcs[instances.start[k] : instances.end[k]]
+        assert body[0] == cand.begin and body.min() >= cand.begin and body.max() <= cand.end
+        if cand.loop_header_pc is not None:
+            assert instances.trips[k] == np.count_nonzero(body == cand.loop_header_pc)
+
+
+# -------------------------------------------------------------------------------- mapping
+def test_single_stack_fraction_counts_instances_within_one_stack():
+    owner = np.array([0, 0, 1, 1, 2])
+    stacks = np.array([3, 3, 0, 1, 2])
+    assert single_stack_fraction(owner, stacks) == pytest.approx(2 / 3)
+
+
+def test_learning_picks_the_lowest_bits_that_keep_each_instance_in_one_stack():
+    memory = DeviceMemory()
+    memory.alloc(1 << 20, "data")
+    instances = 1000
+    # instance i touches the lines at byte offsets 1024 i and 1024 i + 128: bit 7 differs
+    lines = np.stack([np.arange(instances) * 8, np.arange(instances) * 8 + 1], 1).ravel()
+    owner = np.repeat(np.arange(instances), 2)
+    launch = LaunchAccesses(instances, owner, lines + (BASE_ADDRESS >> 7), lines,
+                            np.full(instances, 2))  # fmt: skip
+    config = load_system_config("tom-ndp")
+    system = GpuSystem(config)
+    choice = learn_mapping([launch], system.mapping, 4, memory, 0.01, 1000, 16,
+                           lambda a: (a - BASE_ADDRESS) >> 7, loads_in_flight=1)  # fmt: skip
+    assert choice.bit == 8
+    assert choice.scores[7] == 0.0 and choice.scores[8] == 1.0
+    assert choice.colocation_learned == 1.0
+    assert choice.learning_instances == 10
+    assert choice.remapped_allocations == ["data"]
+    # 10 instances x 2 lines over PCIe, and two round trips
+    assert choice.learning_ps == int(20 * 128 / 16e9 * 1e12 + 2 * 1000 * 1000)
+
+
+# ------------------------------------------------------------------------------ the system
+def test_the_ndp_preset_needs_a_cube_network():
+    with pytest.raises(ConfigError, match="cube network"):
+        GpuSystem(load_system_config("tom-ndp", {"links": {"cube_topology": "none"}}))
+
+
+def test_without_control_every_instance_is_offloaded_and_acknowledged(vadd):
+    result = _run(_ndp(control=False, mapping="baseline"), vadd)
+    off = result.summary["offload"]
+    run, module = vadd
+    work = build_kernel_work(run.traces[0], module)
+    instances = find_instances(work, tom_candidates(module.function("vadd")))
+    touching = len(np.unique(instance_lines(work, instances)[0]))
+    # every instance that touches memory (one has a stack to go to) goes, and comes back
+    assert off["instances"] == len(instances)
+    assert off["offloaded"] == off["acknowledged"] == touching > 0
+    assert off["offloaded_instruction_fraction"] > 0.9  # all but the exits
+    # a request carries a 16-byte header and 16 bytes of PCs and mask (no live-ins here);
+    # an acknowledgement its header and 8 bytes per written line
+    assert _offload_bytes(result, "gpu->") == off["offloaded"] * 32
+    writes = result.stats["stack_sm"]["total"]["store_transactions"]
+    assert _offload_bytes(result, "->gpu") == off["offloaded"] * 16 + 8 * writes
+    assert off["invalidated_lines"] == writes
+
+
+def test_offloading_moves_data_traffic_off_the_gpu_links(vadd):
+    base = _run(load_system_config("tom-baseline"), vadd)
+    ndp = _run(_ndp(control=False, mapping="baseline"), vadd)
+    offchip = lambda r: sum(v["bytes"] for v in r.summary["links"].values())  # noqa: E731
+    assert ndp.summary["links"]["memory_to_gpu"]["bytes"] < base.summary["links"][
+        "memory_to_gpu"]["bytes"] / 4  # fmt: skip
+    assert offchip(ndp) < offchip(base)
+
+
+def test_blocks_reach_other_stacks_data_over_the_cube_network():
+    run = run_workload("bp", "tiny", 0)
+    workload = (run, kernel_module(run.workload.module_name))
+    base = _run(load_system_config("tom-baseline"), workload)
+    ndp = _run(_ndp(control=False, mapping="baseline"), workload)
+    ideal = _run(_ndp(control=False, mapping="baseline", ideal=True), workload)
+    assert base.summary["links"]["memory_to_memory"]["bytes"] == 0  # no cube network
+    assert ndp.summary["offload"]["colocation"] < 1
+    assert ndp.summary["links"]["memory_to_memory"]["bytes"] > 0
+    assert ideal.summary["links"]["memory_to_memory"]["bytes"] == 0
+
+
+def test_control_bounds_pending_offloads_by_the_stack_warps(vadd):
+    controlled = _run(_ndp(control=True, stack_warps=1, mapping="baseline"), vadd)
+    off = controlled.summary["offload"]
+    assert off["declined_pending"] > 0
+    assert off["waited_for_slot"] == 0  # never more pending than slots
+    flooded = _run(_ndp(control=False, stack_warps=1, mapping="baseline"), vadd)
+    assert flooded.summary["offload"]["waited_for_slot"] > 0
+
+
+def test_the_ideal_system_pays_nothing_to_offload(vadd):
+    ideal = _run(_ndp(ideal=True, control=False, mapping="baseline"), vadd)
+    assert ideal.summary["offload"]["offloaded"] > 0
+    assert _offload_bytes(ideal, "->") == 0
+    assert ideal.summary["links"]["memory_to_memory"]["bytes"] == 0
+    real = _run(_ndp(control=False, mapping="baseline"), vadd)
+    assert ideal.time_ps < real.time_ps
+
+
+def test_learned_mapping_is_reported_and_colocates_at_least_as_well(vadd):
+    result = _run(_ndp(control=False, mapping="learned"), vadd)
+    mapping = result.summary["offload"]["mapping"]
+    assert mapping["bits"] != "baseline"
+    assert mapping["colocation_learned"] >= mapping["colocation_baseline"]
+    assert result.summary["offload"]["learning_us"] > 0
+    assert result.summary["offload"]["colocation"] == pytest.approx(mapping["colocation_learned"])
+
+
+def test_ndp_runs_are_deterministic(vadd):
+    config = _ndp(control=True, mapping="learned")
+    a, b = _run(config, vadd), _run(config, vadd)
+    assert a.time_ps == b.time_ps
+    assert a.stats == b.stats
