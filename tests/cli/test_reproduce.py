@@ -1,0 +1,48 @@
+"""``ndpsim reproduce tom``: every variant on every workload, tables, JSON, CSV and PNG files."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from ndpsim.cli.main import app
+from ndpsim.reproduce.tom import VARIANT_NAMES
+
+runner = CliRunner()
+
+
+def test_reproduce_tom_writes_every_variant_and_the_averages(tmp_path):
+    out = tmp_path / "tom"
+    doc_path = tmp_path / "tom.json"
+    result = runner.invoke(app, [
+        "reproduce", "tom", "--size", "tiny", "--workloads", "vadd,rd", "--jobs", "1",
+        "--out", str(out), "--json", str(doc_path),
+    ], env={"COLUMNS": "200"})  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "Figure 8" in result.output and "average (paper)" in result.output
+    doc = json.loads(doc_path.read_text())
+    for variant in VARIANT_NAMES:
+        assert set(doc[variant]) == {"vadd", "rd"}
+        for metrics in doc[variant].values():  # the ideal system may move nothing off chip
+            assert metrics["speedup"] > 0
+            assert metrics["traffic"] > 0 or variant == "ideal"
+        assert set(doc["average"][variant]) >= {"speedup", "traffic", "energy"}
+    assert doc["baseline"]["vadd"]["speedup"] == 1.0
+    parts = doc["ctrl-tmap"]["rd"]
+    assert abs(parts["traffic"] - parts["traffic_tx"] - parts["traffic_rx"]
+               - parts["traffic_memory_to_memory"]) < 1e-9  # fmt: skip
+    assert doc["paper"]["average"]["speedup"]["ctrl-tmap"] == 1.30
+    for stem in ("fig8_speedup", "fig9_traffic", "fig10_energy", "fig2_ideal_speedup"):
+        assert (out / f"{stem}.csv").exists() and (out / f"{stem}.png").stat().st_size > 0
+
+
+def test_reproduce_tom_rejects_a_bad_switch():
+    result = runner.invoke(app, ["reproduce", "tom", "--stack-warps", "3"])
+    assert result.exit_code == 2
+    assert "--stack-warps" in result.output
+
+
+def test_reproduce_tom_rejects_an_unknown_workload():
+    result = runner.invoke(app, ["reproduce", "tom", "--workloads", "nope"])
+    assert result.exit_code == 2
