@@ -26,6 +26,7 @@ from ndpsim.hw.gpu.work import (
     SPACE_SHIFT,
     TX_LINE_SHIFT,
     KernelWork,
+    csr,
 )
 from ndpsim.trace.trace import MemoryKind, MemorySpace
 
@@ -131,13 +132,6 @@ def first_line(tx_owner: np.ndarray, lines: np.ndarray, instances: int) -> np.nd
     return out
 
 
-def _csr(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
-    first = np.zeros(len(lists) + 1, dtype=np.int64)
-    first[1:] = np.cumsum([len(x) for x in lists])
-    flat = np.array([v for x in lists for v in x], dtype=np.int64)
-    return first, flat
-
-
 def build_offload_state(work: KernelWork, candidates: Sequence[OffloadCandidate],
                         instances: Instances, dest: np.ndarray, registers: dict[str, int],
                         params: np.ndarray, tx_link: np.ndarray, rx_link: np.ndarray,
@@ -148,8 +142,8 @@ def build_offload_state(work: KernelWork, candidates: Sequence[OffloadCandidate]
     cubes = int(params[ofl.O_CUBES])
     pos_instance = np.full(len(work.inst), -1, dtype=np.int64)
     pos_instance[instances.start] = np.arange(len(instances))
-    live_in = _csr([[registers[r] for r in c.live_in] for c in candidates])
-    live_out = _csr([[registers[r] for r in c.live_out] for c in candidates])
+    live_in = csr([[registers[r] for r in c.live_in] for c in candidates])
+    live_out = csr([[registers[r] for r in c.live_out] for c in candidates])
     n = len(instances)
     return ofl.OffloadState(
         params=params,

@@ -86,6 +86,19 @@ def stacks_under(mapping: AddressMapping, physical_lines: np.ndarray) -> np.ndar
     return mapping.decode(physical_lines * LINE_BYTES)["cube"]
 
 
+def stacks_of(baseline: AddressMapping, remap: np.ndarray, learned: AddressMapping | None,
+              physical_lines: np.ndarray) -> np.ndarray:  # fmt: skip
+    """The stack of each line when the line ranges ``remap`` use ``learned`` and everything
+    else ``baseline`` (what the timing model's address decoding does)."""
+    stacks = stacks_under(baseline, physical_lines)
+    if learned is not None:
+        inside = np.zeros(len(physical_lines), dtype=bool)
+        for lo, hi in remap:
+            inside |= (physical_lines >= lo) & (physical_lines < hi)
+        stacks[inside] = stacks_under(learned, physical_lines[inside])
+    return stacks
+
+
 def learn_mapping(launches: Sequence[LaunchAccesses], baseline: AddressMapping, cubes: int,
                   memory: DeviceMemory, fraction: float, pcie_latency_ns: float,
                   pcie_gbps: float, line_of_physical, loads_in_flight: int = 1,
@@ -133,12 +146,7 @@ def learn_mapping(launches: Sequence[LaunchAccesses], baseline: AddressMapping, 
             hi = line_of_physical(alloc.end - 1) + 1
             ranges.append((lo, hi))
     remap = np.array(ranges, dtype=np.int64).reshape(-1, 2)
-    learned = baseline.with_field_at("cube", chosen)
-    inside = np.zeros(len(line), dtype=bool)
-    for lo, hi in remap:
-        inside |= (line >= lo) & (line < hi)
-    stacks = stacks_under(baseline, line)
-    stacks[inside] = stacks_under(learned, line[inside])
+    stacks = stacks_of(baseline, remap, baseline.with_field_at("cube", chosen), line)
     loads = np.concatenate(ops) if ops else np.zeros(0, dtype=np.int64)
     most = int(loads[touching[:learn_count]].max(initial=0))
     serial = -(-most // max(1, loads_in_flight))

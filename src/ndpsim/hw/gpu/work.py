@@ -142,7 +142,7 @@ def _timing_class(function: Function) -> np.ndarray:
     return out
 
 
-def _csr(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+def csr(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     first = np.zeros(len(lists) + 1, dtype=np.int64)
     first[1:] = np.cumsum([len(x) for x in lists])
     flat = np.array([v for x in lists for v in x], dtype=np.int64)
@@ -166,7 +166,7 @@ def _register_sets(function: Function):
     index = register_numbering(function)
     src = [[index[r] for r in inst.uses] for inst in function.instructions]
     dst = [[index[r] for r in inst.defs] for inst in function.instructions]
-    return (*_csr(src), *_csr(dst), len(index))
+    return (*csr(src), *csr(dst), len(index))
 
 
 def registers_per_thread(function: Function, module_path: str | None) -> int:

@@ -58,7 +58,7 @@ from ndpsim.systems.tom_mapping import (
     MappingChoice,
     learn_mapping,
     single_stack_fraction,
-    stacks_under,
+    stacks_of,
 )
 from ndpsim.trace.trace import Trace
 
@@ -405,16 +405,6 @@ class GpuSystem:
         frames = table[(virtual_lines >> inner) - base]
         return (frames << inner) | (virtual_lines & ((1 << inner) - 1))
 
-    def _stacks(self, plan_remap, remap_mapping, lines: np.ndarray) -> np.ndarray:
-        """The stack of each physical line under the run's mapping."""
-        stacks = stacks_under(self.mapping, lines)
-        if remap_mapping is not None:
-            inside = np.zeros(len(lines), dtype=bool)
-            for lo, hi in plan_remap:
-                inside |= (lines >= lo) & (lines < hi)
-            stacks[inside] = stacks_under(remap_mapping, lines[inside])
-        return stacks
-
     def _plan_offloads(self, works, traces, module, memory, page_table) -> OffloadPlan:
         from ndpsim.analysis.tom import tom_candidates  # the offload pass of the system
 
@@ -448,10 +438,10 @@ class GpuSystem:
             lines = first_line(acc.tx_owner, acc.physical_lines, len(instances))
             dest = np.full(len(instances), -1, dtype=np.int64)
             touching = lines >= 0
-            dest[touching] = self._stacks(remap, remap_mapping, lines[touching])
+            dest[touching] = stacks_of(self.mapping, remap, remap_mapping, lines[touching])
             launches.append((candidates, instances, dest, register_numbering(function)))
             owners.append(acc.tx_owner + offset)
-            stacks.append(self._stacks(remap, remap_mapping, acc.physical_lines))
+            stacks.append(stacks_of(self.mapping, remap, remap_mapping, acc.physical_lines))
             offset += len(instances)
         colocation = single_stack_fraction(
             np.concatenate(owners) if owners else np.zeros(0),
