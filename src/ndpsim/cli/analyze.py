@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from ndpsim.analysis.report import function_report
+from ndpsim.analysis.sndp import SndpBlock, sndp_blocks
 from ndpsim.analysis.tom import TomCandidate, tom_candidates
 from ndpsim.cli.main import app, console, reports_errors
 from ndpsim.errors import PTXError
@@ -104,6 +105,30 @@ def _print_tom(function_name: str, num_instructions: int, candidates) -> None:
     console.print(table)
 
 
+def _print_sndp(function_name: str, num_instructions: int, blocks: tuple[SndpBlock, ...]) -> None:
+    covered = sum(b.num_instructions for b in blocks)
+    indirect = sum(b.indirect for b in blocks)
+    console.rule(
+        f"[bold]{function_name}[/]  {len(blocks)} SNDP offload blocks ({indirect} indirect "
+        f"loads), {covered} of {num_instructions} instructions"
+    )
+    if not blocks:
+        console.print("no block has a positive score under SNDP's Equation 1")
+        return
+    table = Table(title="SNDP offload blocks (score in bytes per thread)", title_justify="left")
+    for column in ("pcs", "NSU instr", "live in", "live out", "N_LD", "N_ST", "score",
+                   "indirect"):  # fmt: skip
+        justify = "right" if column in ("NSU instr", "N_LD", "N_ST", "score") else "left"
+        table.add_column(column, overflow="fold", justify=justify)
+    for b in blocks:
+        table.add_row(
+            f"{b.begin}-{b.end}", str(b.nsu_instructions), _registers(list(b.live_in)),
+            _registers(list(b.live_out)), str(b.n_ld), str(b.n_st), str(b.score),
+            "yes" if b.indirect else "",
+        )  # fmt: skip
+    console.print(table)
+
+
 @app.command()
 @reports_errors
 def analyze(
@@ -116,8 +141,13 @@ def analyze(
     tom: bool = typer.Option(
         False, "--tom", help="Show TOM's offload candidate blocks instead (TOM sec. 3.1)."
     ),
+    sndp: bool = typer.Option(
+        False, "--sndp", help="Show SNDP's offload blocks instead (SNDP sec. 3.1-3.2)."
+    ),
 ) -> None:
     """Print the basic blocks, loops, liveness and instruction classes of each kernel."""
+    if tom and sndp:
+        raise typer.BadParameter("give one of --tom and --sndp, not both", param_hint="--sndp")
     module = parse_ptx_file(ptx)
     functions = list(module.functions.values())
     if kernel is not None:
@@ -136,6 +166,19 @@ def analyze(
             return
         for f, candidates in found:
             _print_tom(f.name, len(f.instructions), candidates)
+        return
+    if sndp:
+        chosen = [(f, sndp_blocks(f)) for f in functions]
+        if as_json:
+            reports = [
+                {"name": f.name, "kernel": f.is_kernel, "num_instructions": len(f.instructions),
+                 "sndp_blocks": [b.as_dict() for b in blocks]}
+                for f, blocks in chosen
+            ]  # fmt: skip
+            typer.echo(json.dumps({"module": str(ptx), "functions": reports}, indent=2))
+            return
+        for f, blocks in chosen:
+            _print_sndp(f.name, len(f.instructions), blocks)
         return
     reports = [function_report(f, instructions=as_json or instructions) for f in functions]
     if as_json:
