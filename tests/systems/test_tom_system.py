@@ -46,7 +46,7 @@ def test_every_warp_of_vadd_runs_one_instance_of_its_whole_body(vadd):
     assert len(instances) == len(work.warp_first)
     assert np.array_equal(instances.start, work.warp_first)
     assert np.all(instances.end == work.warp_end - 1)  # everything but the exit
-    owner, _, ops = instance_lines(work, instances)
+    owner, _, ops, _ = instance_lines(work, instances)
     # two loads and a store per warp, except the tail warps whose lanes are all past the end
     touching = np.unique(owner)
     assert np.all(ops[touching] == 2) and np.all(np.delete(ops, touching) == 0)

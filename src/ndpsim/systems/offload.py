@@ -97,11 +97,12 @@ def find_instances(work: KernelWork, candidates: Sequence[OffloadCandidate]) -> 
 
 def instance_lines(work: KernelWork, instances: Instances):
     """The line transactions of each instance's global and local memory accesses, in stream
-    order: (instance index of each, virtual line of each), and how many loads each instance
-    executes (what it waits for; stores are posted)."""
+    order: (instance index of each, virtual line of each), how many loads each instance
+    executes (what it waits for; stores are posted), and the stream position of the memory
+    instruction of each transaction."""
     if not len(instances):
         empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty
+        return empty, empty, empty, empty
     lengths = instances.end - instances.start
     owner = np.repeat(np.arange(len(instances)), lengths)
     positions = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(
@@ -109,10 +110,10 @@ def instance_lines(work: KernelWork, instances: Instances):
     ) + np.repeat(instances.start, lengths)  # fmt: skip
     ops = (work.inst[positions] >> MEM_SHIFT) - 1
     keep = ops >= 0
-    owner, ops = owner[keep], ops[keep]
+    owner, ops, positions = owner[keep], ops[keep], positions[keep]
     words = work.mem[ops]
     keep = ((words >> SPACE_SHIFT) & 7) != MemorySpace.SHARED
-    owner, words = owner[keep], words[keep]
+    owner, words, positions = owner[keep], words[keep], positions[keep]
     loads = (words & KIND_BITS) == MemoryKind.LOAD
     loads_per_instance = np.bincount(owner[loads], minlength=len(instances)).astype(np.int64)
     count = (words >> COUNT_SHIFT) & 63
@@ -120,7 +121,7 @@ def instance_lines(work: KernelWork, instances: Instances):
     tx_owner = np.repeat(owner, count)
     tx = np.arange(int(count.sum()), dtype=np.int64) - np.repeat(np.cumsum(count) - count, count)
     tx += np.repeat(first, count)
-    return tx_owner, work.tx[tx] >> TX_LINE_SHIFT, loads_per_instance
+    return tx_owner, work.tx[tx] >> TX_LINE_SHIFT, loads_per_instance, np.repeat(positions, count)
 
 
 def first_line(tx_owner: np.ndarray, lines: np.ndarray, instances: int) -> np.ndarray:
@@ -132,19 +133,56 @@ def first_line(tx_owner: np.ndarray, lines: np.ndarray, instances: int) -> np.nd
     return out
 
 
+def target_stacks(tx_owner: np.ndarray, tx_position: np.ndarray, tx_stack: np.ndarray,
+                  instances: int, stacks: int, policy: str) -> np.ndarray:  # fmt: skip
+    """SNDP's target NSU of each instance (sec. 4.1): the stack its first memory instruction
+    touches most (``"first"``), or the stack holding most of all its accesses (``"optimal"``,
+    Figure 5's comparison); ties go to the lower stack; -1 for an instance without accesses."""
+    out = np.full(instances, -1, dtype=np.int64)
+    if not len(tx_owner):
+        return out
+    keep = np.ones(len(tx_owner), dtype=bool)
+    if policy == "first":
+        owners, first = np.unique(tx_owner, return_index=True)
+        first_position = np.full(instances, -1, dtype=np.int64)
+        first_position[owners] = tx_position[first]
+        keep = tx_position == first_position[tx_owner]
+    counts = np.bincount(tx_owner[keep] * stacks + tx_stack[keep],
+                         minlength=instances * stacks).reshape(instances, stacks)  # fmt: skip
+    touched = counts.sum(axis=1) > 0
+    out[touched] = counts[touched].argmax(axis=1)
+    return out
+
+
 def build_offload_state(work: KernelWork, candidates: Sequence[OffloadCandidate],
                         instances: Instances, dest: np.ndarray, registers: dict[str, int],
                         params: np.ndarray, tx_link: np.ndarray, rx_link: np.ndarray,
+                        sms: int, credits: Sequence[int] = (0, 0, 0), seed: int = 0,
                         ) -> ofl.OffloadState:  # fmt: skip
     """The compiled model's view of one launch: instances with their destination stacks
     (``dest``, -1 when an instance touches no memory), candidates with their registers in the
-    timing model's numbering."""
+    timing model's numbering. For SNDP (partitioned execution) also each block instruction's
+    role, the NSU buffers' ``credits`` per stack (command, read data, write address) and the
+    ``seed`` of the random offload-ratio draws."""
     cubes = int(params[ofl.O_CUBES])
+    partitioned = params[ofl.O_MODE] == ofl.MODE_SNDP
     pos_instance = np.full(len(work.inst), -1, dtype=np.int64)
     pos_instance[instances.start] = np.arange(len(instances))
     live_in = csr([[registers[r] for r in c.live_in] for c in candidates])
     live_out = csr([[registers[r] for r in c.live_out] for c in candidates])
     n = len(instances)
+    empty = np.zeros(0, dtype=np.int64)
+    pc_role = empty
+    if partitioned:
+        pc_role = np.zeros(len(work.pc_class), dtype=np.int64)
+        for c in candidates:
+            pc_role[c.begin : c.end + 1] = [ofl.ROLE_CODES[r] for r in c.roles]
+    count = lambda name: np.array([getattr(c, name, 0) for c in candidates], np.int64)  # noqa: E731
+    credit_table = np.tile(np.asarray(credits, dtype=np.int64), (cubes, 1))
+    control = np.zeros(ofl.CONTROL_FIELDS, dtype=np.int64)
+    control[ofl.C_RATIO_PERMILLE] = 1000
+    # xorshift needs a nonzero state; splitmix-like scrambling spreads nearby seeds apart
+    control[ofl.C_RANDOM] = (seed * 0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D) % (1 << 63) or 1
     return ofl.OffloadState(
         params=params,
         pos_instance=pos_instance,
@@ -155,12 +193,27 @@ def build_offload_state(work: KernelWork, candidates: Sequence[OffloadCandidate]
         inst_trips=instances.trips,
         inst_next=np.full(n, -1, dtype=np.int64),
         inst_home=np.full(n, -1, dtype=np.int64),
+        inst_runner=np.full(n, -1, dtype=np.int64),
+        inst_acked=np.zeros(n, dtype=np.bool_),
         cand_threshold=np.array([c.threshold or 0 for c in candidates], dtype=np.int64),
         cand_tag=np.array([c.tag for c in candidates], dtype=np.int64),
         cand_live_in_first=live_in[0],
         cand_live_in=live_in[1],
         cand_live_out_first=live_out[0],
         cand_live_out=live_out[1],
+        cand_loads=count("n_ld"),
+        cand_stores=count("n_st"),
+        cand_offloaded=np.zeros(len(candidates), dtype=np.int64),
+        cand_rdf=np.zeros(len(candidates), dtype=np.int64),
+        cand_rdf_hits=np.zeros(len(candidates), dtype=np.int64),
+        pc_role=pc_role,
+        pos_arrived=np.zeros(len(work.inst) if partitioned else 0, dtype=np.int64),
+        credits=credit_table,
+        credits_low=credit_table.copy(),
+        credit_head=np.full(cubes, -1, dtype=np.int64),
+        credit_tail=np.full(cubes, -1, dtype=np.int64),
+        ready_packets=np.zeros(sms, dtype=np.int64),
+        control=control,
         pending=np.zeros(cubes, dtype=np.int64),
         queue_head=np.full(cubes, -1, dtype=np.int64),
         queue_tail=np.full(cubes, -1, dtype=np.int64),
@@ -173,4 +226,4 @@ def build_offload_state(work: KernelWork, candidates: Sequence[OffloadCandidate]
 
 
 __all__ = ["Instances", "OffloadCandidate", "build_offload_state", "find_instances",
-           "first_line", "instance_lines"]  # fmt: skip
+           "first_line", "instance_lines", "target_stacks"]  # fmt: skip

@@ -1,19 +1,33 @@
-"""Offloading code blocks from GPU warps to SMs in the memory stacks' logic layer, compiled.
+"""Offloading code blocks from GPU warps to processors in the memory stacks, compiled.
 
-What the timing model needs to offload a block (TOM, Hsieh et al. ISCA 2016, sec. 4.2):
+Two ways to run a block near memory share this state:
 
-* **instances**: every dynamic execution of a candidate block by one warp — where it starts and
-  ends in the warp's instruction stream, its destination stack (the stack of its first memory
-  access, footnote 4), its loop trip count as executed, and the registers to carry. They are
-  found before the run (:mod:`ndpsim.systems.offload`); ``pos_instance`` marks the stream
-  positions where one starts, so a warp reaching that position consults the controller.
-* **the offload controller**: whether this instance goes (:func:`decide`) — a conditional
-  candidate only when its trip count clears the break-even threshold; with dynamic control,
-  not when the destination stack already has as many offloads pending as its SM has warp
-  slots, nor when the block would add traffic to a TX/RX channel that the Channel Busy
-  Monitor reports busy (utilization over the last window at or above the threshold).
-* per stack, a FIFO of arrived offloads waiting for a free warp slot of the stack SM (without
-  control the pending count is not bounded, so they queue there).
+* **TOM** (Hsieh et al., ISCA 2016, sec. 4.2): the whole block goes to the SM in the logic layer
+  of one stack, which runs it, accessing memory itself, and acknowledges it with the live-outs.
+* **SNDP** (Kim et al., SC 2017, sec. 4), *partitioned execution*: the GPU warp keeps computing
+  the block's addresses. At ``OFLD.BEG`` it reserves buffer entries at the target stack's NSU
+  (credits, sec. 4.3) and sends a command packet with the live-ins. Each load then becomes
+  read-and-forward (RDF) packets: answered from the GPU's caches on a hit, else forwarded by
+  the owning vault over the memory network to the NSU. Each store becomes write-address (WTA)
+  packets. The NSU runs the value-computing instructions, writes through the owning vaults, and
+  acknowledges the block once its writes are done.
+
+What the model needs, found before the run (:mod:`ndpsim.systems.offload`):
+
+* **instances**: every dynamic execution of a block by one warp, with where it starts and ends
+  in the warp's instruction stream, its destination stack, its loop trip count as executed,
+  and the registers to carry. ``pos_instance`` marks the stream positions where one starts,
+  so a warp reaching that position consults the controller.
+* **the offload controller** (:func:`decide`). TOM: a conditional candidate goes only when its
+  trip count clears the break-even threshold; with dynamic control, not when the destination
+  already has as many offloads pending as its SM has warp slots, nor when the block would add
+  traffic to a channel the Channel Busy Monitor reports busy. SNDP: every instance (naive), a
+  random fraction of instances (a static ratio, or Algorithm 1's ratio set between epochs by
+  :mod:`ndpsim.systems.sndp_ratio`), and with cache awareness never a block whose measured
+  benefit does not beat its register traffic (sec. 7.3).
+* per stack, a FIFO of arrived offloads waiting for a free warp slot (TOM without control does
+  not bound it; SNDP's credits bound it by the command buffer), and a FIFO of GPU warps waiting
+  for credits.
 
 Slots and SMs live in :class:`ndpsim.hw.gpu.sm.SmState`; SMs ``0 .. gpu_sms-1`` are the GPU's,
 the next ones the stacks' (one per stack).
@@ -27,19 +41,39 @@ import numpy as np
 from numba import njit
 
 # parameters
-(O_ENABLED, O_GPU_SMS, O_CONTROL, O_LATENCY_PS, O_CAPACITY, O_IDEAL, O_HEADER,
- O_WINDOW_PS, O_THRESHOLD_PERMILLE, O_CUBES, O_REGISTER_BYTES) = range(11)  # fmt: skip
-OFFLOAD_PARAMS = 11
+(O_MODE, O_CONTROL, O_LATENCY_PS, O_CAPACITY, O_HEADER, O_WINDOW_PS, O_THRESHOLD_PERMILLE,
+ O_CUBES, O_REGISTER_BYTES, O_DECISION, O_CACHE_AWARE, O_READY_PACKETS) = range(12)  # fmt: skip
+OFFLOAD_PARAMS = 12
+MODE_TOM, MODE_SNDP = 0, 1
+# SNDP decisions: every instance, or a random fraction (control[C_RATIO_PERMILLE])
+DECIDE_ALWAYS, DECIDE_RATIO = 0, 1
+
+# what an instruction of an SNDP block does (pc_role); 0: not in a block
+ROLE_GPU, ROLE_NSU, ROLE_BOTH, ROLE_LOAD, ROLE_STORE = 1, 2, 3, 4, 5
+ROLE_CODES = {"gpu": ROLE_GPU, "nsu": ROLE_NSU, "both": ROLE_BOTH, "load": ROLE_LOAD,
+              "store": ROLE_STORE}  # fmt: skip
+
+# NSU buffers reserved by credits (SNDP sec. 4.3): offload commands, read data, write addresses
+CREDIT_COMMAND, CREDIT_READ_DATA, CREDIT_WRITE_ADDRESS = 0, 1, 2
+CREDIT_NAMES = ("command", "read_data", "write_address")
+
+# run-time control: the offload ratio Algorithm 1 sets, the random state, instructions of
+# offload blocks completed (the throughput Algorithm 1 measures, offloaded or not)
+C_RATIO_PERMILLE, C_RANDOM, C_BLOCK_INSTRUCTIONS = 0, 1, 2
+CONTROL_FIELDS = 3
 
 # candidate tag bits (Eq. 3/4 signs): offloading saves TX / RX traffic
 SAVES_TX, SAVES_RX = 1, 2
 
 # per-stack counters
 (K_OFFLOADED, K_DECLINED_CONDITION, K_DECLINED_PENDING, K_DECLINED_BUSY, K_QUEUED,
- K_ACKED, K_INVALIDATIONS) = range(7)  # fmt: skip
+ K_ACKED, K_INVALIDATIONS, K_DECLINED_RATIO, K_DECLINED_CACHE, K_CREDIT_WAITS, K_RDF,
+ K_RDF_HITS, K_WTA, K_NSU_WRITES) = range(14)  # fmt: skip
 OFFLOAD_STAT_NAMES = (
     "offloaded", "declined_condition", "declined_pending", "declined_busy",
-    "waited_for_slot", "acknowledged", "invalidated_lines",
+    "waited_for_slot", "acknowledged", "invalidated_lines", "declined_ratio",
+    "declined_cache", "waited_for_credits", "rdf_packets", "rdf_cache_hits", "wta_packets",
+    "nsu_writes",
 )  # fmt: skip
 
 
@@ -50,16 +84,33 @@ class OffloadState(NamedTuple):
     inst_start: np.ndarray  # int64[instances]: stream position of the block's first instruction
     inst_end: np.ndarray  # stream position after its last
     inst_candidate: np.ndarray
-    inst_dest: np.ndarray  # stack (cube) of the first memory access, -1 if none
+    inst_dest: np.ndarray  # stack (cube) the block runs in, -1 if it touches no memory
     inst_trips: np.ndarray  # loop iterations the instance executes (its candidate's loop)
-    inst_next: np.ndarray  # link in a stack's queue of offloads waiting for a slot
+    inst_next: np.ndarray  # link in a stack's FIFO (offloads waiting for a slot, or GPU warps
+    # waiting for credits; an instance is in at most one of them)
     inst_home: np.ndarray  # the GPU warp slot that offloaded it (sm * slots + slot)
+    inst_runner: np.ndarray  # the stack-SM slot running it (sm * slots + slot), or -1
+    inst_acked: np.ndarray  # bool: acknowledged before its GPU warp finished its part (SNDP)
     cand_threshold: np.ndarray  # int64[candidates]: minimum trip count (0: unconditional)
     cand_tag: np.ndarray  # SAVES_TX | SAVES_RX
     cand_live_in_first: np.ndarray  # CSR of live-in registers (timing-model numbering)
     cand_live_in: np.ndarray
     cand_live_out_first: np.ndarray  # CSR of live-out registers
     cand_live_out: np.ndarray
+    cand_loads: np.ndarray  # int64[candidates]: load / store instructions (the read-data and
+    cand_stores: np.ndarray  # write-address entries an SNDP block reserves)
+    cand_offloaded: np.ndarray  # int64[candidates]: instances offloaded so far (SNDP)
+    cand_rdf: np.ndarray  # RDF packets they generated, and how many hit in the GPU's caches
+    cand_rdf_hits: np.ndarray
+    pc_role: np.ndarray  # int64[pcs]: ROLE_* of each instruction of an SNDP block, 0 outside
+    pos_arrived: np.ndarray  # int64[instructions]: RDF data / WTA packets in the NSU's buffers
+    # for the memory instruction at that stream position (SNDP)
+    credits: np.ndarray  # int64[cubes, 3]: free NSU buffer entries the GPU may still reserve
+    credits_low: np.ndarray  # int64[cubes, 3]: the fewest ever free (never below 0)
+    credit_head: np.ndarray  # int64[cubes]: GPU warps waiting for credits (FIFO of instances)
+    credit_tail: np.ndarray
+    ready_packets: np.ndarray  # int64[sms]: RDF/WTA packets in each GPU SM's ready buffer
+    control: np.ndarray  # int64[CONTROL_FIELDS]
     pending: np.ndarray  # int64[cubes]: offloads sent to the stack and not acknowledged
     queue_head: np.ndarray  # int64[cubes]: arrived offloads waiting for a stack-SM slot
     queue_tail: np.ndarray
@@ -73,7 +124,7 @@ class OffloadState(NamedTuple):
 
 
 def no_offload() -> OffloadState:
-    """The state of a system without stack SMs (or a launch without candidates)."""
+    """The state of a system without stack processors (or a launch without candidates)."""
     empty = np.zeros(0, dtype=np.int64)
     return OffloadState(
         params=np.zeros(OFFLOAD_PARAMS, dtype=np.int64),
@@ -85,12 +136,27 @@ def no_offload() -> OffloadState:
         inst_trips=empty,
         inst_next=empty,
         inst_home=empty,
+        inst_runner=empty,
+        inst_acked=np.zeros(0, dtype=np.bool_),
         cand_threshold=empty,
         cand_tag=empty,
         cand_live_in_first=np.zeros(1, dtype=np.int64),
         cand_live_in=empty,
         cand_live_out_first=np.zeros(1, dtype=np.int64),
         cand_live_out=empty,
+        cand_loads=empty,
+        cand_stores=empty,
+        cand_offloaded=empty,
+        cand_rdf=empty,
+        cand_rdf_hits=empty,
+        pc_role=empty,
+        pos_arrived=empty,
+        credits=np.zeros((0, 3), dtype=np.int64),
+        credits_low=np.zeros((0, 3), dtype=np.int64),
+        credit_head=empty,
+        credit_tail=empty,
+        ready_packets=empty,
+        control=np.zeros(CONTROL_FIELDS, dtype=np.int64),
         pending=empty,
         queue_head=empty,
         queue_tail=empty,
@@ -120,13 +186,66 @@ def _watch_channels(off, links, now):
     off.monitor[0] = now
 
 
+@njit(cache=True, inline="always")
+def _random_permille(off):
+    """The next draw in [0, 1000) of a xorshift64 generator seeded per launch: the random
+    per-instance choice that meets a static or dynamic offload ratio (SNDP sec. 7.1)."""
+    x = off.control[C_RANDOM]
+    x ^= x << 13
+    x ^= (x >> 7) & 0x01FFFFFFFFFFFFFF  # a logical shift of the signed word
+    x ^= x << 17
+    off.control[C_RANDOM] = x
+    return (x & 0x7FFFFFFFFFFFFFFF) % 1000
+
+
+@njit(cache=True, inline="always")
+def cache_aware_benefit(off, c):
+    """SNDP sec. 7.3's measured benefit of offloading block ``c``, in bytes per warp:
+    ``ceil(AvgNumCacheLines x AvgCacheMissRate) x line x SIMD width + stores x word x SIMD
+    width``. RDF packets per instance times their miss rate is the misses per instance, so the
+    ceiling is taken over an exact ratio of integers."""
+    n = off.cand_offloaded[c]
+    misses = off.cand_rdf[c] - off.cand_rdf_hits[c]
+    lines = (misses + n - 1) // n
+    return lines * 128 * 32 + off.cand_stores[c] * 4 * 32
+
+
+@njit(cache=True, inline="always")
+def _register_overhead(off, c):
+    """Equation 1's OffloadOverhead of block ``c`` per warp: every live-in and live-out
+    register of every lane."""
+    regs = (off.cand_live_in_first[c + 1] - off.cand_live_in_first[c]
+            + off.cand_live_out_first[c + 1] - off.cand_live_out_first[c])  # fmt: skip
+    return regs * 4 * 32
+
+
+@njit(cache=True)
+def _decide_partitioned(off, i, c, d):
+    """SNDP's decision for instance ``i`` of block ``c`` (target stack ``d``)."""
+    st = off.stats[d]
+    if (off.params[O_CACHE_AWARE] != 0 and off.cand_offloaded[c] > 0
+            and cache_aware_benefit(off, c) - _register_overhead(off, c) <= 0):  # fmt: skip
+        st[K_DECLINED_CACHE] += 1
+        return False
+    if (off.params[O_DECISION] == DECIDE_RATIO
+            and _random_permille(off) >= off.control[C_RATIO_PERMILLE]):  # fmt: skip
+        st[K_DECLINED_RATIO] += 1
+        return False
+    off.cand_offloaded[c] += 1
+    off.pending[d] += 1
+    st[K_OFFLOADED] += 1
+    return True
+
+
 @njit(cache=True)
 def decide(off, links, i, now):
-    """Whether instance ``i`` is offloaded now (the controller's decision, sec. 4.2)."""
+    """Whether instance ``i`` is offloaded now (the controller's decision)."""
     d = off.inst_dest[i]
     if d < 0:
         return False  # touches no memory: nothing to gain near it
     c = off.inst_candidate[i]
+    if off.params[O_MODE] == MODE_SNDP:
+        return _decide_partitioned(off, i, c, d)
     st = off.stats[d]
     if off.inst_trips[i] < off.cand_threshold[c]:
         st[K_DECLINED_CONDITION] += 1
@@ -146,6 +265,29 @@ def decide(off, links, i, now):
     return True
 
 
+@njit(cache=True)
+def reserve_credits(off, i):
+    """Reserve the NSU buffer entries instance ``i`` needs at its target stack (a command, a
+    read-data entry per load, a write-address entry per store); False, reserving nothing, if
+    there are not enough credits (SNDP sec. 4.3)."""
+    d = off.inst_dest[i]
+    c = off.inst_candidate[i]
+    need_rd = off.cand_loads[c]
+    need_wa = off.cand_stores[c]
+    cr = off.credits[d]
+    if (cr[CREDIT_COMMAND] < 1 or cr[CREDIT_READ_DATA] < need_rd
+            or cr[CREDIT_WRITE_ADDRESS] < need_wa):  # fmt: skip
+        return False
+    cr[CREDIT_COMMAND] -= 1
+    cr[CREDIT_READ_DATA] -= need_rd
+    cr[CREDIT_WRITE_ADDRESS] -= need_wa
+    low = off.credits_low[d]
+    for k in range(3):
+        if cr[k] < low[k]:
+            low[k] = cr[k]
+    return True
+
+
 @njit(cache=True, inline="always")
 def live_ins_ready(off, reg_ready, s, w, i):
     """When every live-in register of instance ``i`` (held by slot ``w`` of SM ``s``) has its
@@ -158,20 +300,22 @@ def live_ins_ready(off, reg_ready, s, w, i):
 
 
 @njit(cache=True, inline="always")
-def request_bytes(off, c):
-    """An offload request: header, begin/end PCs and active mask, and each live-in register of
-    every lane (Eq. 3 counts REG_TX x warp-size words)."""
+def request_bytes(off, c, lanes):
+    """An offload request: header, pcs and active mask, and each live-in register of the
+    ``lanes`` it carries (TOM's Eq. 3 counts every lane of the warp; SNDP sends only the
+    active threads' values, sec. 4.4)."""
     live_ins = off.cand_live_in_first[c + 1] - off.cand_live_in_first[c]
-    return off.params[O_HEADER] + 16 + live_ins * off.params[O_REGISTER_BYTES]
+    return off.params[O_HEADER] + 16 + live_ins * off.params[O_REGISTER_BYTES] * lanes
 
 
 @njit(cache=True, inline="always")
-def ack_bytes(off, c, written_lines):
-    """An acknowledgement: header, each live-out register of every lane, and the address of
-    every line the block wrote (the GPU invalidates them, sec. 4.4.2)."""
+def ack_bytes(off, c, lanes, written_lines):
+    """An acknowledgement: header, each live-out register of ``lanes`` lanes, and (TOM) the
+    address of every line the block wrote, which the GPU invalidates (sec. 4.4.2)."""
     live_outs = off.cand_live_out_first[c + 1] - off.cand_live_out_first[c]
-    return off.params[O_HEADER] + live_outs * off.params[O_REGISTER_BYTES] + 8 * written_lines
+    return (off.params[O_HEADER] + live_outs * off.params[O_REGISTER_BYTES] * lanes
+            + 8 * written_lines)  # fmt: skip
 
 
 __all__ = ["OFFLOAD_STAT_NAMES", "OffloadState", "ack_bytes", "decide", "no_offload",
-           "request_bytes"]  # fmt: skip
+           "request_bytes", "reserve_credits"]  # fmt: skip

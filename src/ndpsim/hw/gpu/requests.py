@@ -3,7 +3,9 @@
 A request is one cache-line transaction on its way through the memory system. Whoever holds a
 request id may read and write its fields. A request can wait in three lists at once, each with
 its own link: on an L1 MSHR (``Q_NEXT``), on an L2 MSHR (``Q_L2_NEXT``), and in a memory
-controller's backlog when its queue is full (``Q_BACKLOG_NEXT``).
+controller's backlog when its queue is full (``Q_BACKLOG_NEXT``). An SNDP packet (RDF/WTA)
+names its offload instance in ``Q_SLOT`` and the stream position of its memory instruction in
+``Q_LOAD``.
 """
 
 from __future__ import annotations
@@ -13,15 +15,17 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-# request kinds
-R_LOAD, R_STORE, R_ATOMIC, R_REDUCTION = range(4)
+# request kinds; SNDP's partitioned execution adds read-and-forward (RDF: read a line for an
+# NSU) and write-address (WTA: tell an NSU where a store goes) packets
+R_LOAD, R_STORE, R_ATOMIC, R_REDUCTION, R_RDF, R_WTA = range(6)
 # who sent a request (Q_SOURCE): a GPU SM through the L2, or a stack SM from the logic layer
 FROM_GPU, FROM_STACK = 0, 1
 
 (Q_LINE, Q_KIND, Q_SM, Q_SLOT, Q_LOAD, Q_BYTES, Q_NEXT, Q_ISSUED, Q_CUBE, Q_CHANNEL,
  Q_RANK, Q_BANKGROUP, Q_BANK, Q_ROW, Q_COLUMN, Q_SLICE, Q_L2_NEXT, Q_BACKLOG_NEXT,
- Q_SOURCE) = range(19)  # fmt: skip
-REQUEST_FIELDS = 19
+ Q_SOURCE, Q_TARGET, Q_HIT) = range(21)  # fmt: skip
+REQUEST_FIELDS = 21
+# Q_TARGET: the stack whose NSU an RDF/WTA packet is for; Q_HIT: an RDF hit in the GPU's L1
 
 
 class RequestPool(NamedTuple):

@@ -58,18 +58,20 @@ from ndpsim.trace.trace import MemoryKind, MemorySpace
 
 NEVER = np.iinfo(np.int64).max // 4
 
-# slot states; a GPU warp whose block was offloaded waits for its live-in registers
-# (OFFLOAD_WAIT), then for the acknowledgement (OFFLOADED)
-FREE, ACTIVE, BARRIER, DRAIN, OFFLOAD_WAIT, OFFLOADED = 0, 1, 2, 3, 4, 5
+# slot states; a GPU warp whose block was offloaded waits for NSU buffer credits (SNDP,
+# CREDIT_WAIT) and its live-in registers (OFFLOAD_WAIT), then for the acknowledgement
+# (OFFLOADED; an SNDP warp first runs its part of the block)
+FREE, ACTIVE, BARRIER, DRAIN, OFFLOAD_WAIT, OFFLOADED, CREDIT_WAIT = 0, 1, 2, 3, 4, 5, 6
 # the unit a slot's next instruction needs: none (ALU, branch, ...), the SFU, the LSU, or the
 # LSU and L1 MSHRs (global and local memory)
 U_NONE, U_SFU, U_LSU, U_LSU_MSHR = 0, 1, 2, 3
 
 # SM parameters
-(S_COUNT, S_SLOTS, S_CTAS, S_REGISTERS, S_SHARED, S_SCHEDULERS, S_POLICY, S_PERIOD, S_LAT_ALU,
+# (latencies in cycles of the SM's own clock: stack SMs may run slower, see SmState.period)
+(S_COUNT, S_SLOTS, S_CTAS, S_REGISTERS, S_SHARED, S_SCHEDULERS, S_POLICY, S_LAT_ALU,
  S_LAT_SFU, S_LAT_SHARED, S_LAT_CONSTANT, S_LAT_BRANCH, S_LAT_L1, S_SFU_INTERVAL,
- S_LOAD_SLOTS, S_REQUEST_BYTES, S_HEADER_BYTES, S_L1_ENABLED, S_GPU_SMS) = range(20)  # fmt: skip
-SM_PARAMS = 20
+ S_LOAD_SLOTS, S_HEADER_BYTES, S_L1_ENABLED, S_GPU_SMS) = range(18)  # fmt: skip
+SM_PARAMS = 18
 GTO, LRR = 0, 1
 
 # per-SM statistics
@@ -94,6 +96,7 @@ EV_L2_REQUEST, EV_NDP_REQUEST, EV_OFFLOAD_SEND, EV_OFFLOAD_DONE = 1, 6, 7, 8
 
 class SmState(NamedTuple):
     params: np.ndarray  # int64[SM_PARAMS]
+    period: np.ndarray  # int64[sms]: clock period (ps); SNDP's NSUs run at half the GPU's
     slot_warp: np.ndarray  # int64[sms, slots]: warp index in the launch, -1 when free
     slot_cta: np.ndarray  # int64[sms, slots]
     slot_pos: np.ndarray  # int64[sms, slots]: next instruction
@@ -136,17 +139,18 @@ class SmState(NamedTuple):
     stats: np.ndarray  # int64[sms, len(SM_STAT_NAMES)]
 
 
-def build_sm_state(params: np.ndarray, registers: int, num_ctas: int,
+def build_sm_state(params: np.ndarray, period: np.ndarray, registers: int, num_ctas: int,
                    slots: int | None = None) -> SmState:  # fmt: skip
-    """SMs with every slot free, sized for ``registers`` registers per warp slot and a launch of
-    ``num_ctas`` CTAs; ``slots`` warp slots per SM (default: what a GPU SM has; stack SMs may
-    have more)."""
+    """SMs with every slot free, clocked at ``period`` ps each, sized for ``registers``
+    registers per warp slot and a launch of ``num_ctas`` CTAs; ``slots`` warp slots per SM
+    (default: what a GPU SM has; stack SMs may have more)."""
     sms = int(params[S_COUNT])
     slots = int(params[S_SLOTS]) if slots is None else slots
     loads = int(params[S_LOAD_SLOTS])
     shape = (sms, slots)
     return SmState(
         params=params,
+        period=period,
         slot_warp=np.full(shape, -1, dtype=np.int64),
         slot_cta=np.full(shape, -1, dtype=np.int64),
         slot_pos=np.zeros(shape, dtype=np.int64),
@@ -212,13 +216,18 @@ def _unit_of(work, pos, pc):
 
 
 @njit(cache=True, inline="always")
-def refresh_ready(sm, work, s, w, now):
-    """Recompute when slot ``w``'s next instruction may issue (its operands), and the unit it
-    needs."""
+def refresh_ready(sm, work, off, s, w, now):
+    """Recompute when slot ``w``'s next instruction may issue (its operands, and for an NSU's
+    memory instruction the packets it consumes), and the unit it needs."""
     pos = sm.slot_pos[s, w]
     pc = inst_pc(work, pos)
     sm.slot_unit[s, w] = _unit_of(work, pos, pc)
     t = now
+    if s >= sm.params[S_GPU_SMS] and off.pc_role.shape[0] > 0:
+        if sm.slot_unit[s, w] == U_LSU_MSHR:
+            sm.slot_unit[s, w] = U_LSU  # an NSU has no data cache (SNDP Table 2)
+        if not _buffered(work, off, pos):
+            t = NEVER  # its RDF data or write addresses are still on their way
     for k in range(work.pc_src_first[pc], work.pc_src_first[pc + 1]):
         v = sm.reg_ready[s, w, work.pc_src[k]]
         if v > t:
@@ -229,7 +238,7 @@ def refresh_ready(sm, work, s, w, now):
             t = v
     sm.slot_ready[s, w] = t
     if t < NEVER:
-        t = align(t, sm.params[S_PERIOD])
+        t = align(t, sm.period[s])
         k = w % sm.params[S_SCHEDULERS]
         if t < sm.sched_next[s, k]:
             sm.sched_next[s, k] = t
@@ -239,7 +248,7 @@ def refresh_ready(sm, work, s, w, now):
 @njit(cache=True, inline="always")
 def wake(sm, s, t):
     """Make sure SM ``s`` is looked at no later than the clock edge at or after ``t``."""
-    t = align(t, sm.params[S_PERIOD])
+    t = align(t, sm.period[s])
     if t < sm.sm_next[s]:
         sm.sm_next[s] = t
     if t < sm.sm_min[0]:
@@ -260,7 +269,7 @@ def _fits(sm, work, s):
 
 
 @njit(cache=True, inline="always")
-def _start_cta(sm, work, s, now):
+def _start_cta(sm, work, off, s, now):
     """Place the next CTA of the launch on SM ``s`` (the caller checked it fits)."""
     cta = sm.counters[0]
     sm.counters[0] += 1
@@ -299,11 +308,11 @@ def _start_cta(sm, work, s, now):
             sm.cta_left[cta] -= 1
             continue
         sm.slot_state[s, w] = ACTIVE
-        refresh_ready(sm, work, s, w, now)
+        refresh_ready(sm, work, off, s, w, now)
 
 
 @njit(cache=True)
-def dispatch_initial(sm, work, now):
+def dispatch_initial(sm, work, off, now):
     """Hand out CTAs breadth-first over the SMs (as the hardware block scheduler does) until no
     SM takes another or the launch has none left."""
     num_ctas = work.params[W_NUM_CTAS]
@@ -312,12 +321,12 @@ def dispatch_initial(sm, work, now):
         placed = False
         for s in range(sm.params[S_GPU_SMS]):
             if sm.counters[0] < num_ctas and _fits(sm, work, s):
-                _start_cta(sm, work, s, now)
+                _start_cta(sm, work, off, s, now)
                 placed = True
 
 
 @njit(cache=True, inline="always")
-def _warp_finished(sm, work, s, w, now):
+def _warp_finished(sm, work, off, s, w, now):
     """Slot ``w`` issued its last instruction and has no load in flight: free it; free the CTA
     when it was its last warp, and start the next CTA there."""
     cta = sm.slot_cta[s, w]
@@ -333,20 +342,20 @@ def _warp_finished(sm, work, s, w, now):
         sm.sm_registers[s] -= _registers_per_cta(sm, work)
         sm.sm_shared[s] -= work.params[W_SHARED_BYTES]
         while sm.counters[0] < work.params[W_NUM_CTAS] and _fits(sm, work, s):
-            _start_cta(sm, work, s, now)
+            _start_cta(sm, work, off, s, now)
     elif sm.cta_arrived[cta] > 0 and sm.cta_arrived[cta] == sm.cta_left[cta]:
-        _release_barrier(sm, work, s, cta, now)
+        _release_barrier(sm, work, off, s, cta, now)
 
 
 @njit(cache=True, inline="always")
-def _release_barrier(sm, work, s, cta, now):
+def _release_barrier(sm, work, off, s, cta, now):
     """Every unfinished warp of ``cta`` reached the barrier: let them all go on."""
     sm.cta_arrived[cta] = 0
-    nxt = now + sm.params[S_PERIOD]
+    nxt = now + sm.period[s]
     for w in range(sm.slot_warp.shape[1]):
         if sm.slot_cta[s, w] == cta and sm.slot_state[s, w] == BARRIER:
             sm.slot_state[s, w] = ACTIVE
-            refresh_ready(sm, work, s, w, nxt)
+            refresh_ready(sm, work, off, s, w, nxt)
 
 
 @njit(cache=True, inline="always")
@@ -364,11 +373,11 @@ def _drained(sm, s, w):
 
 
 @njit(cache=True)
-def _stream_done(sm, work, events, s, w, now):
+def _stream_done(sm, work, off, events, s, w, now):
     """Slot ``w`` issued its last instruction and drained: a GPU warp finishes, a stack slot
     reports its offloaded block done (the memory side sends the acknowledgement)."""
     if s < sm.params[S_GPU_SMS]:
-        _warp_finished(sm, work, s, w, now)
+        _warp_finished(sm, work, off, s, w, now)
     else:
         sm.slot_state[s, w] = DRAIN
         sm.slot_ready[s, w] = NEVER
@@ -376,18 +385,61 @@ def _stream_done(sm, work, events, s, w, now):
 
 
 @njit(cache=True, inline="always")
-def advance_slot(sm, work, events, s, w, now):
-    """Move slot ``w`` past the instruction it just issued."""
+def _role(work, off, pos):
+    """ROLE_* of the instruction at stream position ``pos`` (0 outside SNDP blocks)."""
+    return off.pc_role[inst_pc(work, pos)]
+
+
+@njit(cache=True, inline="always")
+def _buffered(work, off, pos):
+    """Whether the NSU has every packet the instruction at ``pos`` consumes: all its RDF data
+    (a load) or all its write addresses (a store). Other instructions need none."""
+    role = _role(work, off, pos)
+    if role != ofl.ROLE_LOAD and role != ofl.ROLE_STORE:
+        return True
+    m = inst_mem(work, pos)
+    return m < 0 or off.pos_arrived[pos] >= mem_tx_count(work, m)
+
+
+@njit(cache=True, inline="always")
+def _take_live_outs(sm, off, s, w, now):
+    """The acknowledgement of slot ``w``'s offloaded block arrived: its live-out registers are
+    ready and the warp is no longer offloaded."""
+    i = sm.slot_instance[s, w]
+    c = off.inst_candidate[i]
+    for k in range(off.cand_live_out_first[c], off.cand_live_out_first[c + 1]):
+        sm.reg_ready[s, w, off.cand_live_out[k]] = now
+    sm.slot_instance[s, w] = -1
+    sm.slot_state[s, w] = ACTIVE
+
+
+@njit(cache=True, inline="always")
+def advance_slot(sm, work, off, events, s, w, now):
+    """Move slot ``w`` past the instruction it just issued. An NSU skips an SNDP block's
+    address arithmetic (the GPU ran it); a GPU warp at the end of its part of an offloaded SNDP
+    block waits for the acknowledgement."""
     sm.slot_pos[s, w] += 1
+    if off.pc_role.shape[0] > 0 and sm.slot_instance[s, w] >= 0:
+        if s >= sm.params[S_GPU_SMS]:
+            while (sm.slot_pos[s, w] < sm.slot_end[s, w]
+                   and _role(work, off, sm.slot_pos[s, w]) == ofl.ROLE_GPU):  # fmt: skip
+                sm.slot_pos[s, w] += 1
+        elif sm.slot_pos[s, w] == off.inst_end[sm.slot_instance[s, w]]:
+            # the GPU's part of an SNDP block is done: wait for the NSU, unless it finished
+            if not off.inst_acked[sm.slot_instance[s, w]]:
+                sm.slot_state[s, w] = OFFLOADED
+                sm.slot_ready[s, w] = NEVER
+                return
+            _take_live_outs(sm, off, s, w, now)
     if sm.slot_pos[s, w] >= sm.slot_end[s, w]:
         if _drained(sm, s, w):
-            _stream_done(sm, work, events, s, w, now)
+            _stream_done(sm, work, off, events, s, w, now)
         else:
             sm.slot_state[s, w] = DRAIN
             sm.slot_ready[s, w] = NEVER
         return
     if sm.slot_state[s, w] == ACTIVE:
-        refresh_ready(sm, work, s, w, now + sm.params[S_PERIOD])
+        refresh_ready(sm, work, off, s, w, now + sm.period[s])
 
 
 @njit(cache=True, inline="always")
@@ -418,7 +470,7 @@ def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, 
     kind = mem_kind(work, m)
     first = mem_tx_first(work, m)
     count = mem_tx_count(work, m)
-    period = p[S_PERIOD]
+    period = sm.period[s]
     header = p[S_HEADER_BYTES]
     use_l1 = p[S_L1_ENABLED] != 0
     if kind == MemoryKind.LOAD or kind == MemoryKind.ATOMIC:
@@ -450,7 +502,7 @@ def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, 
                 sm.stats[s, T_L1_ACCESSES] += 1
                 if cachemod.lookup(l1, s, line):
                     sm.stats[s, T_L1_HITS] += 1
-                    done = max(done, now + p[S_LAT_L1])
+                    done = max(done, now + p[S_LAT_L1] * period)
                     continue
                 sm.stats[s, T_L1_MISSES] += 1
             rid = rq.allocate(pool)
@@ -547,7 +599,7 @@ def memory_freed(sm, l1, s, when):
     if sm.mem_blocked[s] and l1.mshr_line.shape[1] - l1.mshr_used[s] >= sm.mem_need[s]:
         sm.mem_blocked[s] = False
         sm.mem_need[s] = NEVER
-        t = align(when, sm.params[S_PERIOD])
+        t = align(when, sm.period[s])
         for k in range(sm.sched_next.shape[1]):  # any scheduler may hold a waiting load
             if t < sm.sched_next[s, k]:
                 sm.sched_next[s, k] = t
@@ -566,51 +618,88 @@ def complete_transaction(sm, work, off, events, s, w, load, when):
     _set_destinations(sm, work, s, w, sm.load_pc[s, w, load], sm.load_done[s, w, load])
     state = sm.slot_state[s, w]
     if state == ACTIVE:
-        refresh_ready(sm, work, s, w, when)
+        refresh_ready(sm, work, off, s, w, when)
     elif state == DRAIN and _drained(sm, s, w):
-        _stream_done(sm, work, events, s, w, when)
+        _stream_done(sm, work, off, events, s, w, when)
     elif state == OFFLOAD_WAIT:
-        _send_offload(sm, off, events, s, w, when)
+        _send_offload(sm, work, off, events, s, w, when)
 
 
 @njit(cache=True)
-def write_acknowledged(sm, work, events, s, w, when):
+def write_acknowledged(sm, work, off, events, s, w, when):
     """A write of stack slot ``w`` reached its vault; an offloaded block is done only once all
-    its writes are (its acknowledgement tells the GPU which lines to invalidate)."""
+    its writes are (TOM: its acknowledgement tells the GPU which lines to invalidate)."""
     sm.slot_writes[s, w] -= 1
     if sm.slot_state[s, w] == DRAIN and _drained(sm, s, w):
-        _stream_done(sm, work, events, s, w, when)
+        _stream_done(sm, work, off, events, s, w, when)
 
 
 # ----------------------------------------------------------------------------- offload
 @njit(cache=True)
-def _send_offload(sm, off, events, s, w, now):
+def _send_offload(sm, work, off, events, s, w, now):
     """Slot ``w``'s block goes to its stack once its live-in registers are ready, after the
-    offload pipeline's latency."""
+    offload pipeline's latency. A TOM warp then waits for the acknowledgement; an SNDP warp
+    goes on with its part of the block (addresses, RDF and WTA packets)."""
     i = sm.slot_instance[s, w]
     t = ofl.live_ins_ready(off, sm.reg_ready, s, w, i)
     if t >= NEVER:
         sm.slot_state[s, w] = OFFLOAD_WAIT  # a live-in waits for a load
+        sm.slot_ready[s, w] = NEVER
         return
-    sm.slot_state[s, w] = OFFLOADED
-    ev.push(events, max(t, now) + off.params[ofl.O_LATENCY_PS], EV_OFFLOAD_SEND, i, 0)
+    t = max(t, now) + off.params[ofl.O_LATENCY_PS]
+    ev.push(events, t, EV_OFFLOAD_SEND, i, 0)
+    if off.params[ofl.O_MODE] == ofl.MODE_SNDP:
+        sm.slot_state[s, w] = ACTIVE
+        refresh_ready(sm, work, off, s, w, max(t, now + sm.period[s]))
+    else:
+        sm.slot_state[s, w] = OFFLOADED
 
 
 @njit(cache=True)
-def _offload(sm, off, events, s, w, i, now):
-    """The controller took slot ``w``'s next block (instance ``i``): the warp waits for it."""
+def _offload(sm, work, off, events, s, w, i, now):
+    """The controller took slot ``w``'s next block (instance ``i``). A TOM warp waits for it;
+    an SNDP warp first reserves the target NSU's buffer entries, queueing behind earlier warps
+    when there are not enough credits (SNDP sec. 4.3)."""
     sm.slot_instance[s, w] = i
     sm.slot_ready[s, w] = NEVER
     off.inst_home[i] = s * sm.slot_warp.shape[1] + w
-    _send_offload(sm, off, events, s, w, now)
+    if off.params[ofl.O_MODE] == ofl.MODE_SNDP:
+        d = off.inst_dest[i]
+        if off.credit_head[d] >= 0 or not ofl.reserve_credits(off, i):
+            off.stats[d, ofl.K_CREDIT_WAITS] += 1
+            sm.slot_state[s, w] = CREDIT_WAIT
+            off.inst_next[i] = -1
+            if off.credit_head[d] < 0:
+                off.credit_head[d] = i
+            else:
+                off.inst_next[off.credit_tail[d]] = i
+            off.credit_tail[d] = i
+            return
+    _send_offload(sm, work, off, events, s, w, now)
 
 
 @njit(cache=True)
-def start_offloaded(sm, work, off, s, i, now):
-    """Run instance ``i`` in a free warp slot of stack SM ``s``; False if none is free."""
+def release_credits(sm, work, off, events, d, kind, n, now):
+    """Stack ``d``'s NSU freed ``n`` entries of buffer ``kind``. The credits return to the GPU's
+    buffer manager at once (the paper piggybacks them on other packets; we neither delay them
+    nor charge bytes), and warps waiting for credits there go on, in order, while they fit."""
+    off.credits[d, kind] += n
+    slots = sm.slot_warp.shape[1]
+    while off.credit_head[d] >= 0 and ofl.reserve_credits(off, off.credit_head[d]):
+        i = off.credit_head[d]
+        off.credit_head[d] = off.inst_next[i]
+        _send_offload(sm, work, off, events, off.inst_home[i] // slots, off.inst_home[i] % slots,
+                      now)  # fmt: skip
+
+
+@njit(cache=True)
+def start_offloaded(sm, work, off, events, s, i, now):
+    """Run instance ``i`` in a free warp slot of stack SM ``s``; False if none is free. An NSU
+    starts at the block's first instruction it runs and frees the command's buffer entry."""
     capacity = off.params[ofl.O_CAPACITY]
+    slots = sm.slot_warp.shape[1]
     w = -1
-    for k in range(min(capacity, sm.slot_warp.shape[1])):
+    for k in range(min(capacity, slots)):
         if sm.slot_state[s, k] == FREE:
             w = k
             break
@@ -624,19 +713,28 @@ def start_offloaded(sm, work, off, s, i, now):
     sm.counters[1] += 1
     sm.slot_instance[s, w] = i
     sm.slot_writes[s, w] = 0
+    off.inst_runner[i] = s * slots + w
     for r in range(sm.reg_ready.shape[2]):  # live-ins arrived with the request
         sm.reg_ready[s, w, r] = 0
     for k in range(sm.load_left.shape[2]):
         sm.load_left[s, w, k] = 0
     sm.sm_warps[s] += 1
     sm.slot_state[s, w] = ACTIVE
-    refresh_ready(sm, work, s, w, now)
+    if off.params[ofl.O_MODE] == ofl.MODE_SNDP:
+        while sm.slot_pos[s, w] < sm.slot_end[s, w] and _role(
+            work, off, sm.slot_pos[s, w]
+        ) == ofl.ROLE_GPU:  # fmt: skip
+            sm.slot_pos[s, w] += 1
+        release_credits(sm, work, off, events, s - sm.params[S_GPU_SMS], ofl.CREDIT_COMMAND, 1,
+                        now)  # fmt: skip
+    refresh_ready(sm, work, off, s, w, now)
     return True
 
 
 @njit(cache=True)
-def free_stack_slot(sm, s, w):
+def free_stack_slot(sm, off, s, w):
     """Stack slot ``w`` finished its block and sent the acknowledgement."""
+    off.inst_runner[sm.slot_instance[s, w]] = -1
     sm.slot_state[s, w] = FREE
     sm.slot_ready[s, w] = NEVER
     sm.slot_warp[s, w] = -1
@@ -649,13 +747,138 @@ def resume_offloaded(sm, work, off, events, s, w, now):
     """The acknowledgement of slot ``w``'s block arrived: its live-outs are ready and the warp
     goes on after the block."""
     i = sm.slot_instance[s, w]
-    c = off.inst_candidate[i]
-    for k in range(off.cand_live_out_first[c], off.cand_live_out_first[c + 1]):
-        sm.reg_ready[s, w, off.cand_live_out[k]] = now
-    sm.slot_instance[s, w] = -1
-    sm.slot_state[s, w] = ACTIVE
+    _take_live_outs(sm, off, s, w, now)
     sm.slot_pos[s, w] = off.inst_end[i] - 1
-    advance_slot(sm, work, events, s, w, now - sm.params[S_PERIOD])
+    advance_slot(sm, work, off, events, s, w, now - sm.period[s])
+
+
+@njit(cache=True)
+def buffer_filled(sm, work, off, i, pos, now):
+    """An RDF response or a WTA packet for the memory instruction at stream position ``pos``
+    reached the NSU of instance ``i``: the NSU's warp goes on once that instruction has all of
+    its packets (they may also arrive before the warp starts: the buffers hold them)."""
+    off.pos_arrived[pos] += 1
+    r = off.inst_runner[i]
+    if r < 0:
+        return
+    slots = sm.slot_warp.shape[1]
+    s, w = r // slots, r % slots
+    if sm.slot_pos[s, w] == pos and sm.slot_state[s, w] == ACTIVE:
+        refresh_ready(sm, work, off, s, w, now)
+
+
+@njit(cache=True)
+def _gpu_packets(sm, work, l1, pool, links, events, port, page, off, s, w, pos, m, now):
+    """A GPU warp runs a load or store of its offloaded SNDP block: it coalesces and translates
+    the addresses as usual and sends one read-and-forward (load) or write-address (store)
+    packet per line towards the target NSU, through its ready-packet buffer. No register of
+    the warp waits: the data goes to the NSU. False if the buffer or the request pool is
+    full."""
+    kind = mem_kind(work, m)
+    count = mem_tx_count(work, m)
+    if off.ready_packets[s] + count > off.params[ofl.O_READY_PACKETS] or pool.meta[0] < count:
+        _block_memory(sm, s, 0)
+        return False
+    i = sm.slot_instance[s, w]
+    d = off.inst_dest[i]
+    load = kind == MemoryKind.LOAD
+    first = mem_tx_first(work, m)
+    period = sm.period[s]
+    use_l1 = sm.params[S_L1_ENABLED] != 0
+    for t in range(first, first + count):
+        line = physical_line(page, tx_line(work, t))
+        rid = rq.allocate(pool)
+        f = pool.fields[rid]
+        f[rq.Q_LINE] = line
+        f[rq.Q_KIND] = rq.R_RDF if load else rq.R_WTA
+        f[rq.Q_SM] = s
+        f[rq.Q_SLOT] = i
+        f[rq.Q_LOAD] = pos
+        f[rq.Q_BYTES] = tx_bytes(work, t)
+        f[rq.Q_ISSUED] = now
+        f[rq.Q_TARGET] = d
+        f[rq.Q_HIT] = 0
+        if load and use_l1:
+            sm.stats[s, T_L1_ACCESSES] += 1
+            if cachemod.lookup(l1, s, line):
+                sm.stats[s, T_L1_HITS] += 1
+                f[rq.Q_HIT] = 1
+            else:
+                sm.stats[s, T_L1_MISSES] += 1
+        _send_to_l2(sm, links, events, pool, port, rid, now + (t - first) * period,
+                    sm.params[S_HEADER_BYTES],
+                    linkmod.READ_REQUEST if load else linkmod.WRITE_REQUEST)  # fmt: skip
+    off.ready_packets[s] += count
+    if load:
+        off.stats[d, ofl.K_RDF] += count
+        off.cand_rdf[off.inst_candidate[i]] += count
+    else:
+        off.stats[d, ofl.K_WTA] += count
+    sm.stats[s, T_TRANSACTIONS] += count
+    sm.ldst_free[s] = now + max(count, 1) * period
+    return True
+
+
+@njit(cache=True)
+def _nsu_memory(sm, work, pool, events, page, off, s, w, pos, pc, m, now):
+    """An NSU runs a load or store of its block (its packets all arrived): a load takes its
+    data from the read-data buffer, a store writes its value through the owning vaults at the
+    addresses its WTA packets gave. Either frees its buffer entry, returning a credit. False if
+    the request pool is full."""
+    period = sm.period[s]
+    d = s - sm.params[S_GPU_SMS]
+    if _role(work, off, pos) == ofl.ROLE_LOAD:
+        # the buffer is read like a register operand
+        _set_destinations(sm, work, s, w, pc, now + sm.params[S_LAT_ALU] * period)
+        sm.ldst_free[s] = now + period
+        release_credits(sm, work, off, events, d, ofl.CREDIT_READ_DATA, 1, now)
+        return True
+    count = mem_tx_count(work, m) if m >= 0 else 0
+    if pool.meta[0] < count:
+        _block_memory(sm, s, 0)
+        return False
+    first = mem_tx_first(work, m) if m >= 0 else 0
+    for t in range(first, first + count):
+        rid = rq.allocate(pool)
+        f = pool.fields[rid]
+        f[rq.Q_LINE] = physical_line(page, tx_line(work, t))
+        f[rq.Q_KIND] = rq.R_STORE
+        f[rq.Q_SM] = s
+        f[rq.Q_SLOT] = w
+        f[rq.Q_BYTES] = tx_bytes(work, t)
+        f[rq.Q_ISSUED] = now
+        f[rq.Q_SOURCE] = rq.FROM_STACK
+        sm.slot_writes[s, w] += 1
+        ev.push(events, now + (t - first) * period, EV_NDP_REQUEST, rid, 0)
+    off.stats[d, ofl.K_NSU_WRITES] += count
+    sm.stats[s, T_STORES] += count
+    sm.stats[s, T_TRANSACTIONS] += count
+    sm.ldst_free[s] = now + max(count, 1) * period
+    release_credits(sm, work, off, events, d, ofl.CREDIT_WRITE_ADDRESS, 1, now)
+    return True
+
+
+@njit(cache=True)
+def _issue_partitioned(sm, work, l1, pool, links, events, port, page, off, s, w, pos, pc, cls,
+                       now):  # fmt: skip
+    """Issue a memory instruction of an offloaded SNDP block (on the GPU: packets; on the NSU:
+    buffered loads, stores), or an @NSU instruction on the GPU (a NOP). False if a structural
+    hazard stops it."""
+    gpu = s < sm.params[S_GPU_SMS]
+    if cls == C_MEMORY:
+        m = inst_mem(work, pos)
+        if gpu:
+            if m >= 0 and not _gpu_packets(sm, work, l1, pool, links, events, port, page, off,
+                                           s, w, pos, m, now):  # fmt: skip
+                return False
+        elif not _nsu_memory(sm, work, pool, events, page, off, s, w, pos, pc, m, now):
+            return False
+        sm.stats[s, T_MEMORY] += 1
+        sm.stats[s, T_THREAD_INSTRUCTIONS] += inst_lanes(work, pos)
+    # else: an @NSU instruction is a NOP on the GPU: it takes an issue slot, the NSU does the work
+    sm.stats[s, T_ISSUED] += 1
+    advance_slot(sm, work, off, events, s, w, now)
+    return True
 
 
 # ------------------------------------------------------------------------------- issue
@@ -678,7 +901,7 @@ def cycle(sm, work, l1, pool, links, events, port, page, off, s, now):
     """One clock of SM ``s`` at ``now``: every scheduler issues at most one instruction.
     Returns how many issued."""
     p = sm.params
-    period = p[S_PERIOD]
+    period = sm.period[s]
     schedulers = p[S_SCHEDULERS]
     slots = sm.slot_warp.shape[1]
     issued_total = 0
@@ -753,33 +976,41 @@ def issue(sm, work, l1, pool, links, events, port, page, off, s, w, now):
     """Issue slot ``w``'s next instruction (or hand its block to the offload controller);
     False if a structural hazard stops it."""
     p = sm.params
+    period = sm.period[s]
     pos = sm.slot_pos[s, w]
     if off.pos_instance.shape[0] > 0 and s < p[S_GPU_SMS]:
         i = off.pos_instance[pos]
         if i >= 0 and sm.slot_decided[s, w] != pos:  # the start of a candidate block
             sm.slot_decided[s, w] = pos
             if ofl.decide(off, links, i, now):
-                _offload(sm, off, events, s, w, i, now)
+                _offload(sm, work, off, events, s, w, i, now)
                 return True
     pc = inst_pc(work, pos)
     cls = work.pc_class[pc]
+    if off.pc_role.shape[0] > 0 and off.pc_role[pc] != 0:  # inside an SNDP block
+        if s >= p[S_GPU_SMS] or sm.slot_instance[s, w] >= 0:  # offloaded: partitioned
+            if cls == C_MEMORY or (s < p[S_GPU_SMS] and off.pc_role[pc] == ofl.ROLE_NSU):
+                return _issue_partitioned(sm, work, l1, pool, links, events, port[s], page, off,
+                                          s, w, pos, pc, cls, now)  # fmt: skip
+        else:  # Algorithm 1's throughput counts block instructions run on the GPU too
+            off.control[ofl.C_BLOCK_INSTRUCTIONS] += 1
     if cls == C_MEMORY:
         m = inst_mem(work, pos)
         if m < 0:  # no lane accessed memory (all guarded off): costs an LSU slot only
-            _set_destinations(sm, work, s, w, pc, now + p[S_LAT_L1])
+            _set_destinations(sm, work, s, w, pc, now + p[S_LAT_L1] * period)
         elif mem_space(work, m) == MemorySpace.SHARED:
             conflict = mem_conflict(work, m)
-            _set_destinations(sm, work, s, w, pc, now + p[S_LAT_SHARED] + (conflict - 1) * p[
-                S_PERIOD])  # fmt: skip
-            sm.ldst_free[s] = now + conflict * p[S_PERIOD]
+            _set_destinations(sm, work, s, w, pc,
+                              now + (p[S_LAT_SHARED] + conflict - 1) * period)  # fmt: skip
+            sm.ldst_free[s] = now + conflict * period
             sm.stats[s, T_SHARED_ACCESSES] += 1
         elif not _issue_memory(sm, work, l1, pool, links, events, port[s], page, s, w, pos, pc,
                                m, now):  # fmt: skip
             return False
         sm.stats[s, T_MEMORY] += 1
     elif cls == C_SFU:
-        _set_destinations(sm, work, s, w, pc, now + p[S_LAT_SFU])
-        sm.sfu_free[s] = now + p[S_SFU_INTERVAL] * p[S_PERIOD]
+        _set_destinations(sm, work, s, w, pc, now + p[S_LAT_SFU] * period)
+        sm.sfu_free[s] = now + p[S_SFU_INTERVAL] * period
         sm.stats[s, T_SFU] += 1
     elif cls == C_BARRIER:
         cta = sm.slot_cta[s, w]
@@ -789,22 +1020,22 @@ def issue(sm, work, l1, pool, links, events, port, page, off, s, w, now):
         sm.slot_state[s, w] = BARRIER
         sm.slot_ready[s, w] = NEVER
         sm.cta_arrived[cta] += 1
-        advance_slot(sm, work, events, s, w, now)
+        advance_slot(sm, work, off, events, s, w, now)
         if sm.cta_arrived[cta] == sm.cta_left[cta]:
-            _release_barrier(sm, work, s, cta, now)
+            _release_barrier(sm, work, off, s, cta, now)
         return True
     elif cls == C_BRANCH:
-        _set_destinations(sm, work, s, w, pc, now + p[S_LAT_BRANCH])
+        _set_destinations(sm, work, s, w, pc, now + p[S_LAT_BRANCH] * period)
         sm.stats[s, T_BRANCH] += 1
     elif cls == C_CONSTANT:
-        _set_destinations(sm, work, s, w, pc, now + p[S_LAT_CONSTANT])
+        _set_destinations(sm, work, s, w, pc, now + p[S_LAT_CONSTANT] * period)
         sm.stats[s, T_ALU] += 1
     else:  # C_ALU and C_EXIT
-        _set_destinations(sm, work, s, w, pc, now + p[S_LAT_ALU])
+        _set_destinations(sm, work, s, w, pc, now + p[S_LAT_ALU] * period)
         sm.stats[s, T_ALU] += 1
     sm.stats[s, T_ISSUED] += 1
     sm.stats[s, T_THREAD_INSTRUCTIONS] += inst_lanes(work, pos)
-    advance_slot(sm, work, events, s, w, now)
+    advance_slot(sm, work, off, events, s, w, now)
     return True
 
 

@@ -80,11 +80,16 @@ class LinkConfig(Strict):
 
 
 class NdpConfig(Strict):
-    """SMs in the memory stacks' logic layer and the offloading of code blocks to them (TOM,
-    Hsieh et al. ISCA 2016, sec. 3-4 and Table 1)."""
+    """A processor in each memory stack's logic layer and the offloading of code blocks to it:
+    TOM's stack SMs (Hsieh et al. ISCA 2016, sec. 3-4 and Table 1) or SNDP's NSUs with
+    partitioned execution (Kim et al. SC 2017, sec. 3-4, 7 and Table 2). The TOM keys
+    (control, busy_*, mapping, learning_*, pcie_*, ideal) and the SNDP keys (decision, ratio,
+    cache_aware, target, nsu_clock_ghz, *_entries, ready_packets, epoch_cycles) apply to their
+    own scheme only."""
 
-    offload: Literal["tom"] = "tom"
-    stack_warps: int = Field(48, ge=1, description="warp slots of each stack SM (Table 1)")
+    offload: Literal["tom", "sndp"] = "tom"
+    stack_warps: int = Field(48, ge=1, description="warp slots of each stack processor "
+                             "(TOM Table 1, SNDP Table 2)")  # fmt: skip
     offload_latency_cycles: int = Field(10, ge=0, description="offload pipeline (sec. 4.2)")
     control: bool = Field(True, description="dynamic offload aggressiveness control (sec. 3.3)")
     busy_threshold: float = Field(
@@ -101,6 +106,25 @@ class NdpConfig(Strict):
     pcie_gbps: float = Field(16, gt=0, description="PCIe 3.0 x16")
     ideal: bool = Field(False, description="Figure 2's ideal NDP: offloading costs nothing and "
                         "every block finds its data in its own stack")  # fmt: skip
+    decision: Literal["always", "ratio", "dynamic"] = Field(
+        "always", description="SNDP: offload every instance (naive, sec. 6), a random `ratio` "
+        "of them (sec. 7.1), or a ratio Algorithm 1 adapts every epoch (sec. 7.2)"
+    )  # fmt: skip
+    ratio: float = Field(1.0, ge=0, le=1, description="SNDP: the static offload ratio")
+    cache_aware: bool = Field(False, description="SNDP: never offload a block whose measured "
+                              "benefit does not beat its register traffic (sec. 7.3)")  # fmt: skip
+    target: Literal["first", "optimal"] = Field(
+        "first", description="SNDP: the target NSU is the stack of the block's first memory "
+        "instruction (sec. 4.1), or the one holding most of all its accesses (Figure 5)"
+    )  # fmt: skip
+    nsu_clock_ghz: float | None = Field(None, gt=0, description="clock of the stack "
+                                        "processors; default: the GPU SMs' clock")  # fmt: skip
+    command_entries: int = Field(10, ge=1, description="SNDP: NSU offload command buffer")
+    read_data_entries: int = Field(256, ge=1, description="SNDP: NSU read data buffer")
+    write_address_entries: int = Field(256, ge=1, description="SNDP: NSU write address buffer")
+    ready_packets: int = Field(64, ge=32, description="SNDP: GPU SM ready packet buffer (at "
+                               "least one warp instruction's 32 lines)")  # fmt: skip
+    epoch_cycles: int = Field(30000, ge=1, description="SNDP: Algorithm 1's epoch, core cycles")
 
 
 class GpuSystemConfig(Strict):

@@ -25,6 +25,13 @@ stack-SM slot (or waits for one), and when it is done and its writes acknowledge
 (``OFFLOAD_DONE``) the acknowledgement crosses the RX link (``OFFLOAD_ACK``): the GPU
 invalidates the lines the block wrote and the warp resumes after the block.
 
+SNDP's partitioned execution adds two packets that leave the GPU through the L2 slices like
+requests. A read-and-forward packet (RDF) is answered from the GPU's caches on a hit: the data
+crosses the GPU's link to the target stack. On a miss it reads the owning vault, and the vault
+forwards the data over the memory network to the target stack. A write-address packet (WTA)
+crosses the GPU's link to the target stack. Either ends in the NSU's buffers
+(``BUFFER_FILL``). Every NSU write sends an invalidation message from its vault to the GPU.
+
 At one time, events come first, then DRAM channels, then SM clock edges: data arriving at ``t``
 can be used by an instruction issued at ``t``, and a request arriving at ``t`` is seen by its
 controller at ``t``.
@@ -48,6 +55,7 @@ from ndpsim.hw.gpu import sm as smmod
 from ndpsim.hw.gpu.sm import NEVER
 from ndpsim.hw.gpu.work import (
     W_NUM_CTAS,
+    inst_lanes,
     inst_mem,
     mem_kind,
     mem_space,
@@ -60,12 +68,13 @@ from ndpsim.trace.trace import MemoryKind, MemorySpace
 EV_L2_REQUEST, EV_NDP_REQUEST = smmod.EV_L2_REQUEST, smmod.EV_NDP_REQUEST
 EV_OFFLOAD_SEND, EV_OFFLOAD_DONE = smmod.EV_OFFLOAD_SEND, smmod.EV_OFFLOAD_DONE
 EV_MEM_ARRIVE, EV_DRAM_DONE, EV_L2_FILL, EV_SM_FILL = 2, 3, 4, 5
-EV_NDP_FILL, EV_OFFLOAD_ARRIVE, EV_OFFLOAD_ACK = 9, 10, 11
+EV_NDP_FILL, EV_OFFLOAD_ARRIVE, EV_OFFLOAD_ACK, EV_BUFFER_FILL = 9, 10, 11, 12
 
 (M_SLICES, M_L2_LATENCY, M_L2_PERIOD, M_XBAR_LATENCY, M_HEADER, M_LINE, M_TCK, M_CUBES,
  M_CHANNELS_PER_CUBE, M_L2_ENABLED, M_HEADROOM, M_HIST_BIN_PS, M_GPU_SMS,
- M_IDEAL) = range(14)  # fmt: skip
-MEM_PARAMS = 14
+ M_IDEAL, M_WRITE_INVALIDATIONS) = range(15)  # fmt: skip
+MEM_PARAMS = 15
+# M_WRITE_INVALIDATIONS: a stack processor's write sends an invalidation to the GPU (SNDP 4.2)
 
 # accesses = hits + misses; a miss merges into an MSHR, takes one, or (stores) goes straight
 # to memory; mshr_full_waits counts misses that first waited for a free MSHR
@@ -121,7 +130,7 @@ class MemorySide(NamedTuple):
 def _reads(kind):
     """Whether a request of ``kind`` reads its line from DRAM (an atomic fetches the line, is
     done at the L2, and writes the result through as a separate write)."""
-    return kind == rq.R_LOAD or kind == rq.R_ATOMIC
+    return kind == rq.R_LOAD or kind == rq.R_ATOMIC or kind == rq.R_RDF
 
 
 @njit(cache=True, inline="always")
@@ -312,6 +321,9 @@ def _dram_done(mem, links, events, pool, rid, now):
     if f[rq.Q_SOURCE] == rq.FROM_STACK:
         _ndp_respond(mem, links, events, pool, rid, now)
         return
+    if f[rq.Q_KIND] == rq.R_RDF:
+        _forward(mem, links, events, pool, rid, cube, now)
+        return
     if _reads(f[rq.Q_KIND]):
         arrival = linkmod.send(links, mem.from_cube[cube], now, header + mem.params[M_LINE],
                                linkmod.READ_DATA)  # fmt: skip
@@ -409,6 +421,8 @@ def _ndp_respond(mem, links, events, pool, rid, now):
                          linkmod.READ_DATA)  # fmt: skip
         else:
             now = _route(mem, links, cube, home, now, mem.params[M_HEADER], linkmod.WRITE_ACK)
+    if not _reads(f[rq.Q_KIND]) and mem.params[M_WRITE_INVALIDATIONS] != 0:
+        linkmod.send(links, mem.from_cube[cube], now, mem.params[M_HEADER], linkmod.OTHER)
     ev.push(events, now, EV_NDP_FILL, rid, 0)
 
 
@@ -420,25 +434,91 @@ def _ndp_fill(sm, work, l1, mem, off, events, pool, rid, now):
         return
     mem.progress[0] += 1
     mem.progress[1] = now
-    smmod.write_acknowledged(sm, work, events, f[rq.Q_SM], f[rq.Q_SLOT], now)
+    smmod.write_acknowledged(sm, work, off, events, f[rq.Q_SM], f[rq.Q_SLOT], now)
+    rq.release(pool, rid)
+
+
+@njit(cache=True, inline="always")
+def _lanes(work, off, i):
+    """Lanes whose registers an offload packet carries: TOM's Eq. 3/4 count the whole warp;
+    SNDP sends only the active threads' values (sec. 4.4)."""
+    if off.params[ofl.O_MODE] == ofl.MODE_SNDP:
+        return inst_lanes(work, off.inst_start[i])
+    return 32
+
+
+@njit(cache=True)
+def _partitioned_at_l2(sm, l1, l2, mem, links, events, pool, off, rid, now):
+    """An RDF or WTA packet reached the L2 slice it leaves the GPU through, freeing its entry
+    in the SM's ready-packet buffer. A WTA goes to the target stack. An RDF that hits in the
+    L1 or L2 sends the cached data (only the active threads' bytes) to the target stack;
+    one that misses goes to the owning vault, which forwards the data."""
+    f = pool.fields[rid]
+    s = f[rq.Q_SM]
+    off.ready_packets[s] -= 1
+    smmod.memory_freed(sm, l1, s, now)
+    line = f[rq.Q_LINE]
+    slice_ = line % mem.params[M_SLICES]
+    target = f[rq.Q_TARGET]
+    header = mem.params[M_HEADER]
+    st = mem.stats[slice_]
+    if f[rq.Q_KIND] == rq.R_WTA:
+        arrival = linkmod.send(links, mem.to_cube[target], now, header, linkmod.OFFLOAD)
+        ev.push(events, arrival, EV_BUFFER_FILL, rid, 0)
+        return
+    st[L_ACCESSES] += 1
+    latency = mem.params[M_L2_LATENCY]
+    hit = f[rq.Q_HIT] != 0
+    if not hit and mem.params[M_L2_ENABLED] != 0 and cachemod.lookup(l2, slice_, line):
+        hit = True
+        st[L_HITS] += 1
+    else:
+        st[L_MISSES] += 1
+    if hit:
+        off.stats[target, ofl.K_RDF_HITS] += 1
+        off.cand_rdf_hits[off.inst_candidate[f[rq.Q_SLOT]]] += 1
+        arrival = linkmod.send(links, mem.to_cube[target], now + latency,
+                               header + f[rq.Q_BYTES], linkmod.READ_DATA)  # fmt: skip
+        ev.push(events, arrival, EV_BUFFER_FILL, rid, 0)
+        return
+    st[L_DRAM_READS] += 1
+    _to_memory(mem, links, events, pool, rid, now + latency)
+
+
+@njit(cache=True)
+def _forward(mem, links, events, pool, rid, cube, now):
+    """The owning vault (in ``cube``) read an RDF's line: its data, only the active threads'
+    bytes, goes over the memory network to the target stack's NSU."""
+    f = pool.fields[rid]
+    now = _route(mem, links, cube, f[rq.Q_TARGET], now, mem.params[M_HEADER] + f[rq.Q_BYTES],
+                 linkmod.READ_DATA)  # fmt: skip
+    ev.push(events, now, EV_BUFFER_FILL, rid, 0)
+
+
+@njit(cache=True)
+def _buffer_fill(sm, work, mem, off, pool, rid, now):
+    f = pool.fields[rid]
+    mem.progress[0] += 1
+    mem.progress[1] = now
+    smmod.buffer_filled(sm, work, off, f[rq.Q_SLOT], f[rq.Q_LOAD], now)
     rq.release(pool, rid)
 
 
 @njit(cache=True)
-def _offload_send(mem, links, events, off, i, now):
+def _offload_send(mem, work, links, events, off, i, now):
     d = off.inst_dest[i]
     if mem.params[M_IDEAL] == 0:
-        size = ofl.request_bytes(off, off.inst_candidate[i])
+        size = ofl.request_bytes(off, off.inst_candidate[i], _lanes(work, off, i))
         now = linkmod.send(links, off.tx_link[d], now, size, linkmod.OFFLOAD)
     ev.push(events, now, EV_OFFLOAD_ARRIVE, i, 0)
 
 
 @njit(cache=True)
-def _offload_arrive(sm, work, mem, off, i, now):
+def _offload_arrive(sm, work, mem, off, events, i, now):
     """An offload request reached its stack: it runs now if the stack SM has a free warp slot,
     else waits for one, first come first served."""
     d = off.inst_dest[i]
-    if smmod.start_offloaded(sm, work, off, mem.params[M_GPU_SMS] + d, i, now):
+    if smmod.start_offloaded(sm, work, off, events, mem.params[M_GPU_SMS] + d, i, now):
         return
     off.stats[d, ofl.K_QUEUED] += 1
     off.inst_next[i] = -1
@@ -468,13 +548,16 @@ def _offload_done(sm, work, mem, links, events, off, s, w, now):
     start the next offload waiting for a slot."""
     i = sm.slot_instance[s, w]
     d = off.inst_dest[i]
-    smmod.free_stack_slot(sm, s, w)
+    smmod.free_stack_slot(sm, off, s, w)
     head = off.queue_head[d]
     if head >= 0:
         off.queue_head[d] = off.inst_next[head]
-        smmod.start_offloaded(sm, work, off, s, head, now)
+        smmod.start_offloaded(sm, work, off, events, s, head, now)
     if mem.params[M_IDEAL] == 0:
-        size = ofl.ack_bytes(off, off.inst_candidate[i], _written_lines(work, off, i))
+        # TOM lists the written lines for the GPU to invalidate; SNDP's vaults already sent
+        # an invalidation per write
+        written = 0 if off.params[ofl.O_MODE] == ofl.MODE_SNDP else _written_lines(work, off, i)
+        size = ofl.ack_bytes(off, off.inst_candidate[i], _lanes(work, off, i), written)
         now = linkmod.send(links, off.rx_link[d], now, size, linkmod.OFFLOAD)
     ev.push(events, now, EV_OFFLOAD_ACK, i, 0)
 
@@ -503,7 +586,11 @@ def _offload_ack(sm, work, l1, l2, mem, off, events, page, i, now):
     off.pending[d] -= 1
     off.stats[d, ofl.K_ACKED] += 1
     off.stats[d, ofl.K_INVALIDATIONS] += invalidated
-    smmod.resume_offloaded(sm, work, off, events, s, w, now)
+    off.control[ofl.C_BLOCK_INSTRUCTIONS] += off.inst_end[i] - off.inst_start[i]
+    if sm.slot_state[s, w] == smmod.OFFLOADED:
+        smmod.resume_offloaded(sm, work, off, events, s, w, now)
+    else:  # an SNDP warp still finishing its part of the block resumes when it gets there
+        off.inst_acked[i] = True
 
 
 # ------------------------------------------------------------------------------- loop
@@ -514,7 +601,6 @@ def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, off
     happens after ``until`` (``EPOCH_END``), the event queue or the request pool is nearly full
     (``GROW``: enlarge them and call again), or nothing at all can happen any more although
     work is left (``STUCK``). Returns (status, time reached)."""
-    period = sm.params[smmod.S_PERIOD]
     sms = sm.params[smmod.S_COUNT]
     schedulers = sm.params[smmod.S_SCHEDULERS]
     requests = pool.free.shape[0]
@@ -545,7 +631,10 @@ def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, off
         if t_event == now:
             t, kind, a0, a1 = ev.pop(events)
             if kind == EV_L2_REQUEST:
-                _l2_request(mem, l2, links, events, pool, a0, t, False)
+                if pool.fields[a0, rq.Q_KIND] >= rq.R_RDF:
+                    _partitioned_at_l2(sm, l1, l2, mem, links, events, pool, off, a0, t)
+                else:
+                    _l2_request(mem, l2, links, events, pool, a0, t, False)
             elif kind == EV_MEM_ARRIVE:
                 _mem_arrive(mem, dram, events, pool, a0, t)
             elif kind == EV_DRAM_DONE:
@@ -558,10 +647,12 @@ def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, off
                 _ndp_request(mem, links, events, pool, a0, t)
             elif kind == EV_NDP_FILL:
                 _ndp_fill(sm, work, l1, mem, off, events, pool, a0, t)
+            elif kind == EV_BUFFER_FILL:
+                _buffer_fill(sm, work, mem, off, pool, a0, t)
             elif kind == EV_OFFLOAD_SEND:
-                _offload_send(mem, links, events, off, a0, t)
+                _offload_send(mem, work, links, events, off, a0, t)
             elif kind == EV_OFFLOAD_ARRIVE:
-                _offload_arrive(sm, work, mem, off, a0, t)
+                _offload_arrive(sm, work, mem, off, events, a0, t)
             elif kind == EV_OFFLOAD_DONE:
                 _offload_done(sm, work, mem, links, events, off, a0, a1, t)
             elif kind == EV_OFFLOAD_ACK:
@@ -584,7 +675,7 @@ def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, off
                 continue
             # cycles the SM slept through count, per scheduler, as stalls of the kind it went
             # to sleep with
-            skipped = (now - sm_last[s]) // period - 1
+            skipped = (now - sm_last[s]) // sm.period[s] - 1
             if skipped > 0:
                 for k in range(schedulers):
                     sm.stats[s, sm.sched_stall[s, k]] += skipped

@@ -51,8 +51,10 @@ from ndpsim.systems.offload import (
     build_offload_state,
     find_instances,
     first_line,
-    instance_lines,  # fmt: skip
+    instance_lines,
+    target_stacks,
 )
+from ndpsim.systems.sndp_ratio import RatioController
 from ndpsim.systems.tom_mapping import (
     LaunchAccesses,
     MappingChoice,
@@ -258,7 +260,6 @@ class GpuSystem:
     def _sm_params(self) -> np.ndarray:
         c = self.config.sm
         p = np.zeros(smmod.SM_PARAMS, dtype=np.int64)
-        period = self.core.period_ps
         p[smmod.S_COUNT] = self.sms
         p[smmod.S_GPU_SMS] = self.gpu_sms
         p[smmod.S_SLOTS] = c.warps
@@ -267,18 +268,25 @@ class GpuSystem:
         p[smmod.S_SHARED] = c.shared_bytes
         p[smmod.S_SCHEDULERS] = c.schedulers
         p[smmod.S_POLICY] = smmod.GTO if c.scheduler == "gto" else smmod.LRR
-        p[smmod.S_PERIOD] = period
-        p[smmod.S_LAT_ALU] = c.latency_alu * period
-        p[smmod.S_LAT_SFU] = c.latency_sfu * period
-        p[smmod.S_LAT_SHARED] = c.latency_shared * period
-        p[smmod.S_LAT_CONSTANT] = c.latency_constant * period
-        p[smmod.S_LAT_BRANCH] = c.latency_branch * period
-        p[smmod.S_LAT_L1] = self.config.l1.hit_latency * period
+        p[smmod.S_LAT_ALU] = c.latency_alu
+        p[smmod.S_LAT_SFU] = c.latency_sfu
+        p[smmod.S_LAT_SHARED] = c.latency_shared
+        p[smmod.S_LAT_CONSTANT] = c.latency_constant
+        p[smmod.S_LAT_BRANCH] = c.latency_branch
+        p[smmod.S_LAT_L1] = self.config.l1.hit_latency
         p[smmod.S_SFU_INTERVAL] = c.sfu_interval
         p[smmod.S_LOAD_SLOTS] = c.load_slots
         p[smmod.S_HEADER_BYTES] = 8  # crossbar flit header
         p[smmod.S_L1_ENABLED] = int(self.config.l1.enabled)
         return p
+
+    def _sm_periods(self) -> np.ndarray:
+        """Every SM's clock period: the GPU's, and the stack processors' own if configured."""
+        period = np.full(self.sms, self.core.period_ps, dtype=np.int64)
+        ndp = self.config.ndp
+        if ndp and ndp.nsu_clock_ghz:
+            period[self.gpu_sms :] = ClockDomain.from_ghz("nsu", ndp.nsu_clock_ghz).period_ps
+        return period
 
     def _slots(self) -> int:
         """Warp slots per SM in the state arrays: the most any SM (GPU or stack) has."""
@@ -302,6 +310,7 @@ class GpuSystem:
         p[model.M_HIST_BIN_PS] = self.core.time(LATENCY_BIN_CYCLES)
         p[model.M_GPU_SMS] = self.gpu_sms
         p[model.M_IDEAL] = int(bool(c.ndp and c.ndp.ideal))
+        p[model.M_WRITE_INVALIDATIONS] = int(bool(c.ndp and c.ndp.offload == "sndp"))
         bits, xor = self.mapping.arrays()
         remap_bits, remap_xor = bits, xor
         remap = np.zeros((0, 2), dtype=np.int64)
@@ -367,36 +376,44 @@ class GpuSystem:
         page = page_table.compiled
         labels = [self._link_label(i) for i in range(len(links.busy_ps))]
         sm_params = self._sm_params()
+        sm_periods = self._sm_periods()
+        ratio = RatioController.for_config(c.ndp, self.core) if c.ndp else None
         sm_stats = np.zeros((self.sms, len(smmod.SM_STAT_NAMES)), dtype=np.int64)
         offload_stats = np.zeros((c.memory.cubes, len(ofl.OFFLOAD_STAT_NAMES)), dtype=np.int64)
+        fewest_credits = self._credit_capacity() if c.ndp else np.zeros(3, dtype=np.int64)
         now = plan.learning_ps if plan else 0  # TOM's learning phase runs first, over PCIe
         instructions = threads = 0
         for index, trace in enumerate(traces):
             work = works[index] if works[index] is not None else build_kernel_work(trace, module)
             works[index] = None  # a launch's work is dropped once simulated
-            off = self._offload_state(plan, index, work, links, now)
-            sm = smmod.build_sm_state(sm_params.copy(), int(work.params[W_NUM_REGISTERS]),
+            off = self._offload_state(plan, index, work, links, now, seed)
+            if ratio is not None:
+                ratio.attach(off)
+            sm = smmod.build_sm_state(sm_params.copy(), sm_periods,
+                                      int(work.params[W_NUM_REGISTERS]),
                                       int(work.params[W_NUM_CTAS]), self._slots())  # fmt: skip
             l1.tags[:] = cachemod.INVALID  # L1s are not coherent: flushed at kernel boundaries
-            smmod.dispatch_initial(sm, work, now)
+            smmod.dispatch_initial(sm, work, off, now)
             if sm.counters[0] == 0 and work.params[W_NUM_CTAS] > 0:
                 raise ConfigError(self._does_not_fit(trace, work))
-            sm_last = np.full(self.sms, now - self.core.period_ps, dtype=np.int64)
+            sm_last = now - sm_periods
             hook = None
             if on_epoch is not None:
                 hook = partial(_hand_back, on_epoch, index, links, labels, page_table, sm, mem,
                                dram)  # fmt: skip
             now, events, pool = self._run_kernel(sm, work, l1, pool, links, events, sm_ports,
                                                  page, mem, l2, dram, off, sm_last, now, trace,
-                                                 hook)  # fmt: skip
+                                                 hook, ratio)  # fmt: skip
             sm_stats += sm.stats
             if off.stats.shape[0]:
                 offload_stats += off.stats
+            if off.credits_low.shape[0]:
+                fewest_credits = np.minimum(fewest_credits, off.credits_low.min(axis=0))
             instructions += trace.num_warp_instructions
             threads += trace.num_thread_instructions
         wall = time.perf_counter() - start_wall
         return self._result(now, len(traces), sm_stats, mem, links, dram, instructions, threads,
-                            wall, plan, offload_stats)  # fmt: skip
+                            wall, plan, offload_stats, ratio, fewest_credits)  # fmt: skip
 
     # -------------------------------------------------------------------------- offloading
     def _physical_lines(self, page_table: PageTable, virtual_lines: np.ndarray) -> np.ndarray:
@@ -406,19 +423,26 @@ class GpuSystem:
         return (frames << inner) | (virtual_lines & ((1 << inner) - 1))
 
     def _plan_offloads(self, works, traces, module, memory, page_table) -> OffloadPlan:
-        from ndpsim.analysis.tom import tom_candidates  # the offload pass of the system
+        # the offload pass of the system
+        from ndpsim.analysis.sndp import sndp_blocks
+        from ndpsim.analysis.tom import tom_candidates
 
         c = self.config
         ndp = c.ndp
+        if ndp.offload == "sndp" and ndp.mapping != "baseline":
+            raise ConfigError("ndp.mapping = 'learned' is TOM's; SNDP places data by "
+                              "memory.mapping (random 4 KB pages)")  # fmt: skip
+        blocks = sndp_blocks if ndp.offload == "sndp" else tom_candidates
         found = []
         for work, trace in zip(works, traces, strict=True):
             function = module.function(trace.info.kernel)
-            candidates = tom_candidates(function)
+            candidates = blocks(function)
             instances = find_instances(work, candidates)
-            owner, vlines, ops = instance_lines(work, instances)
+            owner, vlines, ops, positions = instance_lines(work, instances)
             plines = self._physical_lines(page_table, vlines)
             found.append((function, candidates, instances,
-                          LaunchAccesses(len(instances), owner, vlines, plines, ops)))  # fmt: skip
+                          LaunchAccesses(len(instances), owner, vlines, plines, ops),
+                          positions))  # fmt: skip
         choice, remap, remap_mapping = None, np.zeros((0, 2), dtype=np.int64), None
         if ndp.mapping == "learned":
             if c.memory.mapping != "interleaved":
@@ -434,14 +458,19 @@ class GpuSystem:
         launches = []
         owners, stacks = [], []
         offset = 0
-        for function, candidates, instances, acc in found:
-            lines = first_line(acc.tx_owner, acc.physical_lines, len(instances))
-            dest = np.full(len(instances), -1, dtype=np.int64)
-            touching = lines >= 0
-            dest[touching] = stacks_of(self.mapping, remap, remap_mapping, lines[touching])
+        for function, candidates, instances, acc, positions in found:
+            line_stacks = stacks_of(self.mapping, remap, remap_mapping, acc.physical_lines)
+            if ndp.offload == "sndp":
+                dest = target_stacks(acc.tx_owner, positions, line_stacks, len(instances),
+                                     c.memory.cubes, ndp.target)  # fmt: skip
+            else:  # TOM: the stack of the block's first access (footnote 4)
+                lines = first_line(acc.tx_owner, acc.physical_lines, len(instances))
+                dest = np.full(len(instances), -1, dtype=np.int64)
+                touching = lines >= 0
+                dest[touching] = stacks_of(self.mapping, remap, remap_mapping, lines[touching])
             launches.append((candidates, instances, dest, register_numbering(function)))
             owners.append(acc.tx_owner + offset)
-            stacks.append(stacks_of(self.mapping, remap, remap_mapping, acc.physical_lines))
+            stacks.append(line_stacks)
             offset += len(instances)
         colocation = single_stack_fraction(
             np.concatenate(owners) if owners else np.zeros(0),
@@ -450,32 +479,50 @@ class GpuSystem:
         return OffloadPlan(launches, remap, remap_mapping, choice, colocation,
                            choice.learning_ps if choice else 0)  # fmt: skip
 
-    def _offload_state(self, plan, index, work, links, now) -> ofl.OffloadState:
+    def _offload_state(self, plan, index, work, links, now, seed) -> ofl.OffloadState:
         if plan is None or not len(plan.launches[index][1]):
             return ofl.no_offload()
         c = self.config
         ndp = c.ndp
+        sndp = ndp.offload == "sndp"
         candidates, instances, dest, registers = plan.launches[index]
         p = np.zeros(ofl.OFFLOAD_PARAMS, dtype=np.int64)
-        p[ofl.O_ENABLED] = 1
-        p[ofl.O_GPU_SMS] = self.gpu_sms
+        p[ofl.O_MODE] = ofl.MODE_SNDP if sndp else ofl.MODE_TOM
         p[ofl.O_CONTROL] = int(ndp.control and not ndp.ideal)
         p[ofl.O_LATENCY_PS] = 0 if ndp.ideal else self.core.time(ndp.offload_latency_cycles)
         p[ofl.O_CAPACITY] = ndp.stack_warps
-        p[ofl.O_IDEAL] = int(ndp.ideal)
         p[ofl.O_HEADER] = c.links.header_bytes
         p[ofl.O_WINDOW_PS] = self.core.time(ndp.busy_window_cycles)
         p[ofl.O_THRESHOLD_PERMILLE] = round(ndp.busy_threshold * 1000)
         p[ofl.O_CUBES] = c.memory.cubes
-        p[ofl.O_REGISTER_BYTES] = 32 * 4  # one 4-byte register of every lane of a warp
+        p[ofl.O_REGISTER_BYTES] = 4  # per lane
+        p[ofl.O_DECISION] = ofl.DECIDE_ALWAYS if ndp.decision == "always" else ofl.DECIDE_RATIO
+        p[ofl.O_CACHE_AWARE] = int(ndp.cache_aware)
+        p[ofl.O_READY_PACKETS] = ndp.ready_packets
         net = self.network
         tx = np.array([net.link_id(net.host, k) for k in range(net.cubes)], dtype=np.int64)
         rx = np.array([net.link_id(k, net.host) for k in range(net.cubes)], dtype=np.int64)
-        off = build_offload_state(work, candidates, instances, dest, registers, p, tx, rx)
+        credits = (ndp.command_entries, ndp.read_data_entries, ndp.write_address_entries)
+        if sndp:
+            self._check_blocks_fit(candidates, credits)
+        off = build_offload_state(work, candidates, instances, dest, registers, p, tx, rx,
+                                  self.sms, credits, seed * 1_000_003 + index)  # fmt: skip
         off.monitor[0] = now
         off.monitor[2 : 2 + net.cubes] = links.busy_ps[tx]
         off.monitor[2 + net.cubes :] = links.busy_ps[rx]
         return off
+
+    @staticmethod
+    def _check_blocks_fit(blocks, credits) -> None:
+        """A block needing more buffer entries than an NSU has would wait for credits forever."""
+        _, read_data, write_address = credits
+        for b in blocks:
+            if b.n_ld > read_data or b.n_st > write_address:
+                raise ConfigError(
+                    f"SNDP block at pcs {b.begin}-{b.end} has {b.n_ld} loads and {b.n_st} "
+                    f"stores; ndp.read_data_entries ({read_data}) and "
+                    f"ndp.write_address_entries ({write_address}) must hold them"
+                )
 
     def _does_not_fit(self, trace, work) -> str:
         c = self.config.sm
@@ -488,11 +535,15 @@ class GpuSystem:
         )
 
     def _run_kernel(self, sm, work, l1, pool, links, events, sm_ports, page, mem, l2, dram,
-                    off, sm_last, start, trace, hook):  # fmt: skip
-        until = start + EPOCH_PS
+                    off, sm_last, start, trace, hook, ratio):  # fmt: skip
+        """Run one launch to its end, handing control back every ``EPOCH_PS`` (watchdog, the
+        ``hook``) and at every epoch of a dynamic offload ratio."""
+        watch = start + EPOCH_PS
         quiet = 0
         last_progress = None
+        dynamic = ratio is not None and ratio.dynamic
         while True:
+            until = min(watch, ratio.next_ps) if dynamic else watch
             status, reached = model.advance(sm, work, l1, pool, links, events, sm_ports, page,
                                             mem, l2, dram, off, sm_last, until)  # fmt: skip
             if status == model.FINISHED:
@@ -506,6 +557,10 @@ class GpuSystem:
                 continue
             if status == model.STUCK:
                 raise SimulationError(self._diagnose(sm, mem, dram, pool, trace, reached))
+            if dynamic and reached >= ratio.next_ps:
+                ratio.epoch_end(ratio.next_ps)
+            if reached < watch:
+                continue
             progress = (int(sm.stats[:, smmod.T_ISSUED].sum()), int(mem.progress[0]))
             quiet = quiet + 1 if progress == last_progress else 0
             last_progress = progress
@@ -513,13 +568,16 @@ class GpuSystem:
                 raise SimulationError(self._diagnose(sm, mem, dram, pool, trace, reached))
             if hook is not None:
                 hook(reached)
-            until += EPOCH_PS
+            watch += EPOCH_PS
         self._check_drained(sm, l1, l2, mem, dram, pool, off, trace)
         end = max(reached, start)
         return end, events, pool
 
-    @staticmethod
-    def _check_drained(sm, l1, l2, mem, dram, pool, off, trace) -> None:
+    def _credit_capacity(self) -> np.ndarray:
+        ndp = self.config.ndp
+        return np.array([ndp.command_entries, ndp.read_data_entries, ndp.write_address_entries])
+
+    def _check_drained(self, sm, l1, l2, mem, dram, pool, off, trace) -> None:
         """A finished kernel leaves nothing behind: every request completed and every queue,
         MSHR and warp slot is empty. Anything else is a bug in the model, not a result."""
         left = {
@@ -534,9 +592,15 @@ class GpuSystem:
             "offloads waiting for a stack-SM slot": int((off.queue_head >= 0).sum()),
         }
         if off.stats.shape[0]:
+            capacity = self._credit_capacity()
             sent = int(off.stats[:, ofl.K_OFFLOADED].sum())
             acked = int(off.stats[:, ofl.K_ACKED].sum())
             left["offloads never acknowledged"] = sent - acked
+            left["warps waiting for credits"] = int((off.credit_head >= 0).sum())
+            left["packets in ready buffers"] = int(off.ready_packets.sum())
+            left["overdrawn credits"] = int((off.credits_low < 0).sum())
+            if off.params[ofl.O_MODE] == ofl.MODE_SNDP:  # every reserved entry was given back
+                left["NSU buffer entries not returned"] = int((capacity - off.credits).sum())
         broken = {name: n for name, n in left.items() if n}
         if broken:
             raise SimulationError(
@@ -566,12 +630,13 @@ class GpuSystem:
 
     # ------------------------------------------------------------------------ results
     def _result(self, time_ps, kernels, sm_stats, mem, links, dram, instructions, threads, wall,
-                plan, offload_stats):  # fmt: skip
+                plan, offload_stats, ratio, fewest_credits):  # fmt: skip
         c = self.config
         registry = StatsRegistry()
         registry.adopt("sm", smmod.SM_STAT_NAMES, sm_stats[: self.gpu_sms])
         if c.ndp:
-            registry.adopt("stack_sm", smmod.SM_STAT_NAMES, sm_stats[self.gpu_sms :],
+            processors = "nsu" if c.ndp.offload == "sndp" else "stack_sm"
+            registry.adopt(processors, smmod.SM_STAT_NAMES, sm_stats[self.gpu_sms :],
                            [f"stack{k}" for k in range(c.memory.cubes)])  # fmt: skip
             registry.adopt("offload", ofl.OFFLOAD_STAT_NAMES, offload_stats,
                            [f"stack{k}" for k in range(c.memory.cubes)])  # fmt: skip
@@ -589,7 +654,8 @@ class GpuSystem:
         cycles = max(1, self.core.cycles(time_ps))
         summary = self._summary(registry, time_ps, cycles, instructions, threads, links)
         if c.ndp:
-            summary["offload"] = self._offload_summary(plan, offload_stats, sm_stats, threads)
+            summary["offload"] = self._offload_summary(plan, offload_stats, sm_stats, threads,
+                                                       ratio, fewest_credits)  # fmt: skip
         memory_requests = int(sm_stats[:, smmod.T_TRANSACTIONS].sum())
         stats = registry.as_dict()
         # energy counts every SM, the stacks' included
@@ -631,22 +697,36 @@ class GpuSystem:
             energy=energy,
         )
 
-    def _offload_summary(self, plan, offload_stats, sm_stats, threads) -> dict[str, Any]:
+    def _offload_summary(self, plan, offload_stats, sm_stats, threads, ratio,
+                         fewest_credits) -> dict[str, Any]:  # fmt: skip
         totals = dict(zip(ofl.OFFLOAD_STAT_NAMES, map(int, offload_stats.sum(axis=0)),
                           strict=True))  # fmt: skip
         instances = sum(len(launch[1]) for launch in plan.launches)
         candidates = sum(len(launch[0]) for launch in plan.launches)
         stack_threads = int(sm_stats[self.gpu_sms :, smmod.T_THREAD_INSTRUCTIONS].sum())
-        return {
+        out = {
             "candidate_blocks": candidates,  # summed over launches
             "instances": instances,
             **totals,
             "offloaded_fraction": totals["offloaded"] / instances if instances else 0.0,
             "offloaded_instruction_fraction": stack_threads / threads if threads else 0.0,
             "colocation": plan.colocation,
-            "learning_us": plan.learning_ps / 1e6,
-            "mapping": plan.choice.as_dict() if plan.choice else {"bits": "baseline"},
         }
+        if self.config.ndp.offload == "tom":
+            out["learning_us"] = plan.learning_ps / 1e6
+            out["mapping"] = plan.choice.as_dict() if plan.choice else {"bits": "baseline"}
+            return out
+        capacity = self._credit_capacity()
+        out["rdf_hit_rate"] = (totals["rdf_cache_hits"] / totals["rdf_packets"]
+                               if totals["rdf_packets"] else 0.0)  # fmt: skip
+        out["ratio_timeline"] = [list(point) for point in ratio.timeline]
+        out["credits"] = {
+            **{name: {"most_reserved": int(capacity[k] - fewest_credits[k]),
+                      "capacity": int(capacity[k])}
+               for k, name in enumerate(ofl.CREDIT_NAMES)},
+            "overdrawn": int((fewest_credits < 0).sum()),
+        }  # fmt: skip
+        return out
 
     def _link_label(self, i: int) -> str:
         net = self.network
