@@ -11,6 +11,8 @@ import typer
 from ndpsim.cli.main import app, console, reports_errors
 from ndpsim.errors import ConfigError
 from ndpsim.reproduce import report
+from ndpsim.reproduce import sndp as sndp_experiment
+from ndpsim.reproduce import target as target_study
 from ndpsim.reproduce import tom as tom_experiment
 from ndpsim.reproduce.runner import run_experiment
 from ndpsim.workloads import SIZES, get_workload
@@ -104,3 +106,134 @@ def _print_mapping(doc: dict) -> None:
                   f"{paper['best consecutive bits']:.2f}", f"{paper['learned from 0.1%']:.2f}",
                   style="bold")  # fmt: skip
     console.print(table)
+
+
+@reproduce_app.command("sndp")
+@reports_errors
+def sndp(
+    size: str = typer.Option("small", "--size", "-s", help=f"One of {', '.join(SIZES)}."),
+    workloads: str = typer.Option(
+        None, "--workloads", "-w", help="Comma-separated subset (default: SNDP's ten)."
+    ),
+    variant_names: str = typer.Option(
+        None, "--variants", help="Comma-separated systems (default: all; the baseline always runs)."
+    ),
+    seed: int = typer.Option(0, "--seed"),
+    nsu_mhz: int = typer.Option(350, "--nsu-mhz", help="NSU clock of the NDP systems: 350 or 175."),
+    target: str = typer.Option(
+        "first", "--target", help="Target NSU: 'first' (sec. 4.1) or 'optimal' (Figure 5)."
+    ),
+    figure5_only: bool = typer.Option(
+        False, "--figure5", help="Only the Figure 5 target-NSU study (no simulation)."
+    ),
+    jobs: int = typer.Option(None, "--jobs", "-j", help="Worker processes (default: cores)."),
+    out: Path = typer.Option(None, "--out", help="Directory for CSV and PNG files."),
+    json_path: Path = typer.Option(None, "--json", help="Write the results document here."),
+) -> None:
+    """SNDP (SC 2017): baseline GPUs vs NDP with naive, static-ratio and dynamic offloading."""
+    if size not in SIZES:
+        raise ConfigError(f"--size must be one of {', '.join(SIZES)}, got {size!r}")
+    if nsu_mhz not in sndp_experiment.NSU_MHZ:
+        raise ConfigError(f"--nsu-mhz must be 350 or 175, got {nsu_mhz}")
+    if target not in sndp_experiment.TARGETS:
+        raise ConfigError(f"--target must be 'first' or 'optimal', got {target!r}")
+    wanted = None
+    if variant_names:
+        wanted = {"baseline", *(v.strip() for v in variant_names.split(",") if v.strip())}
+    variants = sndp_experiment.variants(nsu_mhz, target, wanted)
+    names = _workload_list(workloads, sndp_experiment.WORKLOADS)
+    start = time.perf_counter()
+    nsu = "" if nsu_mhz == 350 else f"-nsu{nsu_mhz}"
+    out = out or Path("results") / f"sndp-{size}{nsu}{'' if target == 'first' else '-optimal'}"
+    out.mkdir(parents=True, exist_ok=True)
+    with console.status("SNDP Figure 5: target NSU study"):
+        figure5 = target_study.figure5(seed)
+    if figure5_only:
+        _print_figure5(figure5, out)
+        path = json_path or out / "figure5.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        meta = {"experiment": "sndp-figure5", "seed": seed}
+        path.write_text(json.dumps({"figure5": figure5, "meta": meta}, indent=2))
+        console.print(f"results: {path} (table and plot in {out}/)")
+        return
+    done: list[str] = []
+    label = f"SNDP at {size}"
+    with console.status(f"{label}: {len(names)} workloads x {len(variants)} systems") as st:
+
+        def progress(name: str) -> None:
+            done.append(name)
+            st.update(f"{label}: {len(done)}/{len(names)} workloads done ({name})")
+
+        runs = run_experiment(names, size, seed, variants, jobs, progress)
+    switches = {"nsu_mhz": nsu_mhz, "target": target}
+    doc = sndp_experiment.document(runs, size, seed, switches, figure5)
+    labels = sndp_experiment.PAPER_NAMES
+    paper_averages = sndp_experiment.paper_averages(nsu_mhz)
+    for stem, title, metric, shown, parts in sndp_experiment.FIGURES:
+        shown = [v for v in shown if v in doc]
+        if not shown:
+            continue
+        parts = [p for p in parts if any(p in m for v in shown for m in doc[v].values())]
+        paper = paper_averages.get(metric)
+        rows = report.figure_rows(doc, metric, shown, paper, labels)
+        console.print(report.rich_table(title, shown, rows))
+        report.write_csv(out / f"{stem}.csv", shown, rows)
+        report.write_png(out / f"{stem}.png", title, doc, shown, metric, parts, paper, labels)
+        for part in parts:
+            report.write_csv(out / f"{stem}_{part}.csv", shown,
+                             report.figure_rows(doc, part, shown, None, labels))  # fmt: skip
+        if parts:
+            split = sndp_experiment.split_rows(doc, shown, parts, metric)
+            columns = [*(p.split("_", 1)[1] for p in parts), "total"]
+            heading = f"{title.split(':')[0]}: average split"
+            console.print(report.rich_table(heading, columns, split, "system"))
+    columns, credit_rows = sndp_experiment.credit_rows(doc)
+    if credit_rows:
+        title = "NSU buffer credits: largest fraction reserved, overdrawn reservations"
+        console.print(report.rich_table(title, columns, credit_rows, "system"))
+    _print_claims(doc)
+    _print_figure5(figure5, out)
+    path = json_path or out / "sndp.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=2))
+    console.print(f"results: {path} (tables and plots in {out}/), "
+                  f"{time.perf_counter() - start:.0f} s")  # fmt: skip
+
+
+def _print_claims(doc: dict) -> None:
+    from rich.table import Table
+
+    table = Table(title="SNDP: the paper's per-workload statements", title_justify="left")
+    for col in ("statement", "ours", "paper"):
+        table.add_column(col, justify="left" if col == "statement" else "right")
+    for what, ours, paper in sndp_experiment.claims(doc):
+        table.add_row(what, "-" if ours is None else f"{ours:.3f}", f"{paper:.3f}")
+    console.print(table)
+    for note in doc["paper"]["notes"]:
+        console.print(f"  paper, {note}", highlight=False)
+
+
+#: The accesses-per-block rows Figure 5's table shows (the CSV has every one).
+_FIGURE5_ROWS = (1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32)
+
+
+def _print_figure5(study: dict, out: Path) -> None:
+    studies = study["studies"]
+    columns = [*(f"first: {name}" for name in studies), "majority: hypercube"]
+    by_accesses: dict[int, list[float | None]] = {}
+    for s in studies.values():
+        for p in s["points"]:
+            by_accesses.setdefault(p["accesses"], []).append(p["ratio"])
+    for p in studies["hypercube"]["points"]:
+        by_accesses[p["accesses"]].append(p["majority_ratio"])
+    rows = [(str(n), values) for n, values in by_accesses.items()]
+    worst = ("max (ours)", [*(s["max_ratio"] for s in studies.values()), None])
+    paper = ("max (paper)", [study["paper_max_ratio"]] * len(studies) + [None])
+    shown = [r for r in rows if int(r[0]) in _FIGURE5_ROWS]
+    title = ("Figure 5: memory-network traffic with the first-instruction (or majority) target "
+             f"NSU over the optimal target's, by accesses per block ({study['samples']} blocks "
+             "each)")  # fmt: skip
+    first = "accesses"
+    console.print(report.rich_table(title, columns, [*shown, worst, paper], first))
+    report.write_csv(out / "fig5_target_nsu.csv", columns, [*rows, worst, paper], first)
+    target_study.write_png(out / "fig5_target_nsu.png", study)

@@ -15,12 +15,16 @@ Rows = list[tuple[str, list[float | None]]]
 
 
 def figure_rows(doc: dict[str, Any], metric: str, variants: Sequence[str],
-                paper: dict[str, float] | None) -> Rows:  # fmt: skip
-    """(row label, value per variant): each workload, our average, the paper's average."""
+                paper: dict[str, float] | None, labels: dict[str, str] | None = None,
+                ) -> Rows:  # fmt: skip
+    """(row label, value per variant): each workload (named by ``labels`` when given), our
+    average, the paper's average."""
     workloads = doc["meta"]["workloads"]
+    labels = labels or {}
     rows = []
     for w in workloads:
-        rows.append((w, [doc.get(v, {}).get(w, {}).get(metric) for v in variants]))
+        rows.append((labels.get(w, w),
+                     [doc.get(v, {}).get(w, {}).get(metric) for v in variants]))  # fmt: skip
     rows.append(("average (ours)", [doc["average"].get(v, {}).get(metric) for v in variants]))
     if paper:
         rows.append(("average (paper)", [paper.get(v) for v in variants]))
@@ -31,9 +35,9 @@ def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def rich_table(title: str, variants: Sequence[str], rows) -> Table:
+def rich_table(title: str, variants: Sequence[str], rows, first: str = "workload") -> Table:
     table = Table(title=title, title_justify="left")
-    table.add_column("workload")
+    table.add_column(first)
     for v in variants:
         table.add_column(v, justify="right")
     for label, values in rows:
@@ -42,18 +46,19 @@ def rich_table(title: str, variants: Sequence[str], rows) -> Table:
     return table
 
 
-def write_csv(path: Path, variants: Sequence[str], rows) -> None:
+def write_csv(path: Path, variants: Sequence[str], rows, first: str = "workload") -> None:
     with path.open("w", newline="") as f:
         out = csv.writer(f)
-        out.writerow(["workload", *variants])
+        out.writerow([first, *variants])
         for label, values in rows:
             out.writerow([label, *("" if x is None else f"{x:.6g}" for x in values)])
 
 
 def write_png(path: Path, title: str, doc: dict[str, Any], variants: Sequence[str],
-              metric: str, parts: Sequence[str], paper: dict | None) -> None:  # fmt: skip
+              metric: str, parts: Sequence[str], paper: dict | None,
+              labels: dict[str, str] | None = None) -> None:  # fmt: skip
     """Grouped bars per workload (stacked by ``parts`` when given), the paper's averages as
-    markers on the average group."""
+    markers on the average group. Workloads are named by ``labels`` (default: upper case)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -63,7 +68,7 @@ def write_png(path: Path, title: str, doc: dict[str, Any], variants: Sequence[st
     width = 0.8 / max(1, len(variants))
     fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(groups) * max(1, len(variants)) / 2), 3.6))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    hatches = ["", "//", ".."]
+    hatches = ["", "//", "..", "xx", "\\\\", "oo"]
     for k, v in enumerate(variants):
         xs = [g + (k - (len(variants) - 1) / 2) * width for g in range(len(groups))]
         source = [doc.get(v, {}).get(w, {}) for w in groups[:-1]] + [doc["average"].get(v, {})]
@@ -72,15 +77,16 @@ def write_png(path: Path, title: str, doc: dict[str, Any], variants: Sequence[st
             bottom = [0.0] * len(groups)
             for j, part in enumerate(parts):
                 heights = [m.get(part, 0.0) for m in source]
-                ax.bar(xs, heights, width, bottom=bottom, color=color, hatch=hatches[j % 3],
-                       edgecolor="black", linewidth=0.3,
+                ax.bar(xs, heights, width, bottom=bottom, color=color,
+                       hatch=hatches[j % len(hatches)], edgecolor="black", linewidth=0.3,
                        label=f"{v}" if j == 0 else None)  # fmt: skip
                 bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
         else:
             ax.bar(xs, [m.get(metric, 0.0) for m in source], width, color=color, label=v)
         if paper and paper.get(v) is not None:
             ax.plot(xs[-1], paper[v], marker="*", color="black", markersize=9)
-    ax.set_xticks(range(len(groups)), [g.upper() for g in groups])
+    names = [(labels or {}).get(g, g.upper()) for g in groups]
+    ax.set_xticks(range(len(groups)), names)
     ax.set_title(title + (f"  (stacked: {', '.join(parts)})" if parts else "")
                  + ("  * paper" if paper else ""), fontsize=9)  # fmt: skip
     if metric in ("speedup", "traffic", "energy"):

@@ -1,0 +1,192 @@
+"""SNDP's Figure 5 (Kim et al., SC 2017, sec. 4.1): how much memory-network traffic the target
+NSU choice costs.
+
+SNDP runs an offload block on the NSU of the HMC its *first* memory instruction accesses (the
+HMC with most of that instruction's accesses if it touches several), because choosing the
+traffic-optimal NSU would need every address of the block before the block starts. The paper
+assumes 8 HMCs and accesses mapped to them at random, and reports that the first-instruction
+choice costs at most 15% more traffic than the optimal one, less as blocks grow.
+
+The model here, a seeded Monte Carlo:
+
+- A block makes ``N`` line accesses, each to an HMC drawn uniformly and independently (random
+  4 KB page mapping, sec. 5). Its memory instructions touch ``lines_per_instruction`` lines
+  each (1: a coalesced warp access of 4-byte words is one 128 B line); the first instruction's
+  lines are the block's first ones.
+- The data of every access moves between the HMC that owns it and the target NSU: a load's
+  line is forwarded to the target, a store's data goes from the target to its owner. Traffic
+  is the number of memory-network link crossings (hops on the network's deterministic routes)
+  times the bytes of an access; with equal bytes per access the ratio of two policies is the
+  ratio of their hop sums. The GPU-side packets (offload command, read-and-forward and
+  write-address requests, acknowledgment) cross one GPU link whichever NSU is chosen and are
+  left out: they do not depend on the policy.
+- Policies: ``first`` (the paper's), ``optimal`` (the NSU minimizing the block's traffic, over
+  all 8) and ``majority`` (the NSU holding most of the block's accesses: optimal when every
+  remote access costs the same, as in a fully connected network).
+- Ratios are of mean traffic over the blocks (a block's own ratio is undefined when all its
+  accesses share one HMC). Ties go to the lowest-numbered HMC, for the first instruction to the
+  HMC its earliest line reaches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ndpsim.errors import ConfigError
+from ndpsim.hw.network import CubeTopology, build_network
+
+#: SNDP sec. 4.1: 8 HMCs; the first-instruction target costs "at most 15%" more traffic.
+CUBES = 8
+PAPER_MAX_RATIO = 1.15
+POLICIES = ("first", "optimal", "majority")
+
+
+@dataclass(frozen=True)
+class TargetPoint:
+    """Mean memory-network traffic per block, in bytes, of each policy for blocks of
+    ``accesses`` line accesses."""
+
+    accesses: int
+    first_bytes: float
+    optimal_bytes: float
+    majority_bytes: float
+
+    @property
+    def ratio(self) -> float:
+        """Traffic of the first-instruction target over the optimal target's (1 when neither
+        moves anything)."""
+        return self.first_bytes / self.optimal_bytes if self.optimal_bytes else 1.0
+
+    @property
+    def majority_ratio(self) -> float:
+        return self.majority_bytes / self.optimal_bytes if self.optimal_bytes else 1.0
+
+    def as_dict(self) -> dict[str, float]:
+        return {"accesses": self.accesses, "first_bytes": self.first_bytes,
+                "optimal_bytes": self.optimal_bytes, "majority_bytes": self.majority_bytes,
+                "ratio": self.ratio, "majority_ratio": self.majority_ratio}  # fmt: skip
+
+
+def hop_matrix(cubes: int = CUBES, topology: CubeTopology = "hypercube") -> np.ndarray:
+    """Link crossings between every pair of HMCs on the memory network's routes."""
+    network = build_network(cubes, host=True, topology=topology)
+    _, hops = network.route_table()
+    return hops[:cubes, :cubes].copy()
+
+
+def block_traffic(owners: np.ndarray, hops: np.ndarray,
+                  lines_per_instruction: int = 1) -> dict[str, np.ndarray]:  # fmt: skip
+    """Per block (a row of ``owners``: the HMC of each of its line accesses, in program
+    order), the link crossings of every policy's target: {policy: crossings per block}."""
+    if owners.ndim != 2 or owners.shape[1] < 1:
+        raise ConfigError(f"owners must be blocks x accesses (at least 1), got {owners.shape}")
+    if lines_per_instruction < 1:
+        raise ConfigError(f"lines_per_instruction must be >= 1, got {lines_per_instruction}")
+    blocks, accesses = owners.shape
+    cubes = hops.shape[0]
+    rows = np.arange(blocks)
+
+    def counts(columns: np.ndarray) -> np.ndarray:
+        flat = (rows[:, None] * cubes + columns).ravel()
+        return np.bincount(flat, minlength=blocks * cubes).reshape(blocks, cubes)
+
+    every = counts(owners)
+    # traffic[b, t]: crossings of block b's accesses if its target is HMC t
+    traffic = every @ hops
+    first_lines = owners[:, : min(lines_per_instruction, accesses)]
+    first_counts = counts(first_lines)
+    # the first instruction's most accessed HMC; among ties the one its earliest line reaches
+    earliest = np.full((blocks, cubes), first_lines.shape[1], dtype=np.int64)
+    for position in range(first_lines.shape[1] - 1, -1, -1):
+        earliest[rows, first_lines[:, position]] = position
+    first_target = np.argmax(first_counts * (first_lines.shape[1] + 1) - earliest, axis=1)
+    return {
+        "first": traffic[rows, first_target],
+        "optimal": traffic.min(axis=1),
+        "majority": traffic[rows, np.argmax(every, axis=1)],
+    }
+
+
+def target_study(accesses: Iterable[int] = range(1, 33), *, samples: int = 50_000,
+                 seed: int = 0, lines_per_instruction: int = 1, bytes_per_access: int = 128,
+                 topology: CubeTopology = "hypercube", cubes: int = CUBES,
+                 ) -> list[TargetPoint]:  # fmt: skip
+    """Figure 5: mean traffic of each target policy for blocks of each number of accesses.
+    Each block size draws from its own generator (seeded by ``seed`` and the size), so a point
+    does not depend on which other sizes are asked for."""
+    if samples < 1:
+        raise ConfigError(f"samples must be >= 1, got {samples}")
+    hops = hop_matrix(cubes, topology)
+    points = []
+    for n in accesses:
+        if n < 1:
+            raise ConfigError(f"a block makes at least one access, got {n}")
+        rng = np.random.default_rng([seed, n, lines_per_instruction])
+        owners = rng.integers(0, cubes, size=(samples, n))
+        crossings = block_traffic(owners, hops, lines_per_instruction)
+        mean = {p: float(crossings[p].mean()) * bytes_per_access for p in POLICIES}
+        points.append(TargetPoint(n, mean["first"], mean["optimal"], mean["majority"]))
+    return points
+
+
+#: The studies ``ndpsim reproduce sndp`` reports: (name, lines per instruction, topology).
+STUDIES = (
+    ("hypercube", 1, "hypercube"),
+    ("hypercube, 4 lines per instruction", 4, "hypercube"),
+    ("fully connected", 1, "fully-connected"),
+)
+
+
+def figure5(seed: int = 0, samples: int = 50_000, max_accesses: int = 32) -> dict:
+    """Every study of :data:`STUDIES` over 1..``max_accesses`` accesses per block, as the
+    ``figure5`` section of the results document."""
+    studies = {}
+    for name, lines, topology in STUDIES:
+        points = target_study(range(1, max_accesses + 1), samples=samples, seed=seed,
+                              lines_per_instruction=lines, topology=topology)  # fmt: skip
+        worst = max(points, key=lambda p: p.ratio)
+        studies[name] = {
+            "lines_per_instruction": lines,
+            "topology": topology,
+            "max_ratio": worst.ratio,
+            "max_ratio_accesses": worst.accesses,
+            "points": [p.as_dict() for p in points],
+        }
+    return {
+        "model": "uniform random HMC per line access, 8 HMCs; traffic = link crossings x "
+        "128 B between each access's HMC and the target; ratio of mean traffic",
+        "seed": seed,
+        "samples": samples,
+        "paper_max_ratio": PAPER_MAX_RATIO,
+        "studies": studies,
+    }
+
+
+def write_png(path, study: dict) -> None:
+    """Figure 5 as lines: first-instruction over optimal traffic against accesses per block."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for name, s in study["studies"].items():
+        xs = [p["accesses"] for p in s["points"]]
+        ax.plot(xs, [p["ratio"] for p in s["points"]], marker=".", label=f"first, {name}")
+    ax.axhline(study["paper_max_ratio"], color="black", linestyle="--", linewidth=0.8,
+               label="paper: at most")  # fmt: skip
+    ax.axhline(1.0, color="gray", linewidth=0.6)
+    ax.set_xlabel("memory accesses per offload block")
+    ax.set_ylabel("traffic / optimal target's")
+    ax.set_title("Figure 5: target NSU policy, memory-network traffic", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+__all__ = ["CUBES", "PAPER_MAX_RATIO", "POLICIES", "STUDIES", "TargetPoint", "block_traffic",
+           "figure5", "hop_matrix", "target_study", "write_png"]  # fmt: skip
