@@ -166,3 +166,9 @@ def test_hill_climbing_stays_within_its_bounds():
     assert max(ratios) == pytest.approx(1 - STEP_UNIT)
     ratios = _climb([30 - k for k in range(30)])
     assert min(ratios) >= STEP_UNIT - 1e-9
+
+
+# ------------------------------------------------------------------------------ Figure 8
+def test_warps_waiting_for_offloaded_blocks_count_as_idle(vadd, naive):
+    baseline = _run(vadd, preset="sndp-baseline")
+    assert naive.summary["stall_breakdown"]["idle"] > baseline.summary["stall_breakdown"]["idle"]

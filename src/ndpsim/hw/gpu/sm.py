@@ -14,8 +14,9 @@ CTAs are dispatched as resources allow: CTA slots, warp slots, registers and sha
 When no warp can issue, the SM sleeps until the earliest time one might.
 
 The SM also counts why a scheduler did not issue (SNDP's Figure 8 breakdown): a unit was busy,
-operands were not ready (a dependency, including waiting for memory), or there was no warp to
-issue from (idle: no warp, or all at a barrier or finishing).
+operands were not ready (a dependency, including waiting for memory), or no warp had an
+instruction to issue (idle: no warp, or all at a barrier, finishing, or waiting for the
+acknowledgement of an offloaded block, as SNDP counts them).
 """
 
 from __future__ import annotations
@@ -918,6 +919,7 @@ def cycle(sm, work, l1, pool, links, events, port, page, off, s, now):
         best = -1
         best_age = NEVER
         unit_blocked = False
+        waiting = False  # a warp has an instruction whose operands are not ready
         later = NEVER  # the earliest another slot of this scheduler may issue
         last = sm.sched_last[s, k]
         if gto and sm.slot_ready[s, last] <= now and _unit_free(sm, s, last, now) <= now:
@@ -928,6 +930,7 @@ def cycle(sm, work, l1, pool, links, events, port, page, off, s, now):
                 ready_at = sm.slot_ready[s, w]
                 if ready_at > now:
                     later = min(later, ready_at)
+                    waiting = waiting or sm.slot_state[s, w] == ACTIVE
                     continue
                 free_at = _unit_free(sm, s, w, now)
                 if free_at > now:
@@ -948,9 +951,9 @@ def cycle(sm, work, l1, pool, links, events, port, page, off, s, now):
         if best < 0:
             if unit_blocked:
                 reason = T_STALL_UNIT
-            elif sm.sm_warps[s] > 0:
+            elif waiting:
                 reason = T_STALL_DEPENDENCY
-            else:
+            else:  # no warp, or all at a barrier, finishing, or waiting for offloaded blocks
                 reason = T_STALL_IDLE
             sm.stats[s, reason] += 1
             sm.sched_stall[s, k] = reason

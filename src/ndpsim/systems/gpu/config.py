@@ -114,8 +114,9 @@ class NdpConfig(Strict):
     cache_aware: bool = Field(False, description="SNDP: never offload a block whose measured "
                               "benefit does not beat its register traffic (sec. 7.3)")  # fmt: skip
     target: Literal["first", "optimal"] = Field(
-        "first", description="SNDP: the target NSU is the stack of the block's first memory "
-        "instruction (sec. 4.1), or the one holding most of all its accesses (Figure 5)"
+        "first", description="SNDP: the target NSU is the stack its first memory "
+        "instruction touches most (sec. 4.1), or the stack holding most of all its accesses "
+        "(Figure 5's optimum when every remote access costs the same)"
     )  # fmt: skip
     nsu_clock_ghz: float | None = Field(None, gt=0, description="clock of the stack "
                                         "processors; default: the GPU SMs' clock")  # fmt: skip
