@@ -154,31 +154,22 @@ def analyze(
         functions = [module.function(kernel)]
     if not functions:
         raise PTXError(f"{ptx}: defines no function")
-    if tom:
-        found = [(f, tom_candidates(f)) for f in functions]
+    if tom or sndp:  # an offload pass: its blocks, and nothing else
+        find, key, show = (
+            (tom_candidates, "tom_candidates", _print_tom) if tom
+            else (sndp_blocks, "sndp_blocks", _print_sndp)
+        )  # fmt: skip
+        found = [(f, find(f)) for f in functions]
         if as_json:
             reports = [
                 {"name": f.name, "kernel": f.is_kernel, "num_instructions": len(f.instructions),
-                 "tom_candidates": [c.as_dict() for c in candidates]}
-                for f, candidates in found
+                 key: [block.as_dict() for block in blocks]}
+                for f, blocks in found
             ]  # fmt: skip
             typer.echo(json.dumps({"module": str(ptx), "functions": reports}, indent=2))
             return
-        for f, candidates in found:
-            _print_tom(f.name, len(f.instructions), candidates)
-        return
-    if sndp:
-        chosen = [(f, sndp_blocks(f)) for f in functions]
-        if as_json:
-            reports = [
-                {"name": f.name, "kernel": f.is_kernel, "num_instructions": len(f.instructions),
-                 "sndp_blocks": [b.as_dict() for b in blocks]}
-                for f, blocks in chosen
-            ]  # fmt: skip
-            typer.echo(json.dumps({"module": str(ptx), "functions": reports}, indent=2))
-            return
-        for f, blocks in chosen:
-            _print_sndp(f.name, len(f.instructions), blocks)
+        for f, blocks in found:
+            show(f.name, len(f.instructions), blocks)
         return
     reports = [function_report(f, instructions=as_json or instructions) for f in functions]
     if as_json:

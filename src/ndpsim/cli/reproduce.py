@@ -81,7 +81,11 @@ def tom(
             report.write_csv(out / f"{stem}_{part}.csv", shown,
                              report.figure_rows(doc, part, shown, None))  # fmt: skip
     _print_mapping(doc)
-    path = json_path or out / "tom.json"
+    _write_document(doc, json_path or out / "tom.json", out, start)
+
+
+def _write_document(doc: dict, path: Path, out: Path, start: float) -> None:
+    """Write an experiment's results document and say where everything went."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=2))
     console.print(f"results: {path} (tables and plots in {out}/), "
@@ -193,11 +197,7 @@ def sndp(
         console.print(report.rich_table(title, columns, credit_rows, "system"))
     _print_claims(doc)
     _print_figure5(figure5, out)
-    path = json_path or out / "sndp.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=2))
-    console.print(f"results: {path} (tables and plots in {out}/), "
-                  f"{time.perf_counter() - start:.0f} s")  # fmt: skip
+    _write_document(doc, json_path or out / "sndp.json", out, start)
 
 
 def _print_claims(doc: dict) -> None:
