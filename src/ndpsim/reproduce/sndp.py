@@ -13,11 +13,11 @@ traffic, energy, fractions) by arithmetic mean.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ndpsim.errors import ConfigError
+from ndpsim.reproduce import averages as means
 from ndpsim.reproduce.report import Rows
 from ndpsim.reproduce.runner import Variant
 
@@ -111,14 +111,6 @@ def paper_averages(nsu_mhz: int = 350) -> dict[str, dict[str, float]]:
 
 def paper_workloads(nsu_mhz: int = 350) -> dict[str, dict[str, dict[str, float]]]:
     return PAPER_WORKLOADS if nsu_mhz == 350 else PAPER_WORKLOADS_175MHZ
-
-
-def _geomean(values: Sequence[float]) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
-
-
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else float("nan")
 
 
 # ------------------------------------------------------------------ one run's raw quantities
@@ -261,20 +253,6 @@ def best_static(per_variant: dict[str, dict[str, dict[str, float]]]) -> dict[str
     return out
 
 
-def averages(per_variant: dict[str, dict[str, dict[str, float]]]) -> dict[str, dict[str, float]]:
-    """Per variant, the mean of every metric over the workloads (geometric for speedups)."""
-    out = {}
-    for variant, by_workload in per_variant.items():
-        keys = sorted({k for m in by_workload.values() for k in m})
-        out[variant] = {
-            k: (_geomean if k in GEOMETRIC else _mean)(
-                [m[k] for m in by_workload.values() if k in m]
-            )
-            for k in keys
-        }
-    return out
-
-
 def document(runs, size: str, seed: int, switches: dict[str, Any],
              figure5: dict | None = None) -> dict[str, Any]:  # fmt: skip
     """The ``--json`` document: each variant's per-workload metrics at the top level (variant
@@ -285,7 +263,7 @@ def document(runs, size: str, seed: int, switches: dict[str, Any],
     per_variant = metrics(runs)
     ran = [n for n in (*VARIANT_NAMES, BEST_STATIC) if n in per_variant]
     doc: dict[str, Any] = {name: per_variant[name] for name in ran}
-    doc["average"] = averages(per_variant)
+    doc["average"] = means.averages(per_variant, GEOMETRIC)
     doc["mean"] = {"speedup": "geometric mean over workloads",
                    "other metrics": "arithmetic mean over workloads"}  # fmt: skip
     doc["paper"] = {"average": paper_averages(nsu_mhz), "workloads": paper_workloads(nsu_mhz),
@@ -388,6 +366,6 @@ FIGURES = (
 __all__ = ["BASELINE_NAMES", "BEST_STATIC", "ENERGY_PARTS", "FIGURES", "GEOMETRIC", "NDP_NAMES",
            "NSU_MHZ", "PAPER", "PAPER_175MHZ", "PAPER_NAMES", "PAPER_NOTES", "PAPER_WORKLOADS",
            "PAPER_WORKLOADS_175MHZ", "RATIOS", "RATIO_NAMES", "TARGETS", "VARIANT_NAMES",
-           "WORKLOADS", "averages", "best_static", "claims", "credit_peaks", "credit_rows",
+           "WORKLOADS", "best_static", "claims", "credit_peaks", "credit_rows",
            "document", "metrics", "paper_averages", "paper_workloads", "split_rows",
            "variants"]  # fmt: skip

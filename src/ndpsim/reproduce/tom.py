@@ -11,10 +11,9 @@ arithmetic mean.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from typing import Any
 
+from ndpsim.reproduce import averages as means
 from ndpsim.reproduce.runner import Variant
 
 WORKLOADS = ("bp", "bfs", "km", "cfd", "hw", "lib", "ray", "fwt", "sp", "rd")
@@ -69,14 +68,6 @@ def variants(warp_scale: int = 1, internal: float = 2.0, cross: float = 0.5) -> 
     ]
 
 
-def _geomean(values: Sequence[float]) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
-
-
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else float("nan")
-
-
 def _offchip(summary: dict) -> dict[str, int]:
     links = summary["links"]
     return {
@@ -123,26 +114,12 @@ def metrics(runs: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str, d
     return out
 
 
-def averages(per_variant: dict[str, dict[str, dict[str, float]]]) -> dict[str, dict[str, float]]:
-    """Per variant, the mean of every metric over the workloads (geometric for speedup)."""
-    out = {}
-    for variant, by_workload in per_variant.items():
-        keys = sorted({k for m in by_workload.values() for k in m})
-        out[variant] = {
-            k: (_geomean if k == "speedup" else _mean)(
-                [m[k] for m in by_workload.values() if k in m]
-            )
-            for k in keys
-        }
-    return out
-
-
 def document(runs, size: str, seed: int, switches: dict[str, float]) -> dict[str, Any]:
     """The ``--json`` document: each variant's per-workload metrics at the top level (variant
     names as keys), their means under ``average``, and the paper's figures under ``paper``."""
     per_variant = metrics(runs)
     doc: dict[str, Any] = {name: per_variant.get(name, {}) for name in VARIANT_NAMES}
-    doc["average"] = averages(per_variant)
+    doc["average"] = means.averages(per_variant)
     doc["mean"] = {"speedup": "geometric mean over workloads",
                    "other metrics": "arithmetic mean over workloads"}  # fmt: skip
     doc["paper"] = {"average": PAPER, "workloads": PAPER_WORKLOADS}
@@ -173,5 +150,5 @@ FIGURES = (
 )  # fmt: skip
 
 
-__all__ = ["FIGURES", "PAPER", "VARIANT_NAMES", "WORKLOADS", "averages", "document", "metrics",
+__all__ = ["FIGURES", "PAPER", "VARIANT_NAMES", "WORKLOADS", "document", "metrics",
            "variants"]  # fmt: skip
