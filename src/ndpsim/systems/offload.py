@@ -32,12 +32,15 @@ from ndpsim.trace.trace import MemoryKind, MemorySpace
 
 
 class OffloadCandidate(Protocol):
-    """What the timing model needs of a candidate block (see :mod:`ndpsim.analysis.tom`)."""
+    """What the timing model needs of a candidate block (:mod:`ndpsim.analysis.tom`,
+    :mod:`ndpsim.analysis.sndp`); SNDP blocks also give each instruction's ``roles``."""
 
     begin: int
     end: int  # last pc, inclusive
     live_in: tuple[str, ...]
     live_out: tuple[str, ...]
+    n_ld: int  # load and store instructions (static; an SNDP block reserves a buffer entry
+    n_st: int  # for each)
     tag: int  # offload.SAVES_TX | offload.SAVES_RX
     threshold: int | None  # minimum trip count of a conditional candidate
     loop_header_pc: int | None  # pc whose executions count its loop's iterations
@@ -177,7 +180,6 @@ def build_offload_state(work: KernelWork, candidates: Sequence[OffloadCandidate]
         pc_role = np.zeros(len(work.pc_class), dtype=np.int64)
         for c in candidates:
             pc_role[c.begin : c.end + 1] = [ofl.ROLE_CODES[r] for r in c.roles]
-    count = lambda name: np.array([getattr(c, name, 0) for c in candidates], np.int64)  # noqa: E731
     credit_table = np.tile(np.asarray(credits, dtype=np.int64), (cubes, 1))
     control = np.zeros(ofl.CONTROL_FIELDS, dtype=np.int64)
     control[ofl.C_RATIO_PERMILLE] = 1000
@@ -201,8 +203,8 @@ def build_offload_state(work: KernelWork, candidates: Sequence[OffloadCandidate]
         cand_live_in=live_in[1],
         cand_live_out_first=live_out[0],
         cand_live_out=live_out[1],
-        cand_loads=count("n_ld"),
-        cand_stores=count("n_st"),
+        cand_loads=np.array([c.n_ld for c in candidates], dtype=np.int64),
+        cand_stores=np.array([c.n_st for c in candidates], dtype=np.int64),
         cand_offloaded=np.zeros(len(candidates), dtype=np.int64),
         cand_rdf=np.zeros(len(candidates), dtype=np.int64),
         cand_rdf_hits=np.zeros(len(candidates), dtype=np.int64),
