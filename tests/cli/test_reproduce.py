@@ -33,6 +33,10 @@ def test_reproduce_tom_writes_every_variant_and_the_averages(tmp_path):
     assert abs(parts["traffic"] - parts["traffic_tx"] - parts["traffic_rx"]
                - parts["traffic_memory_to_memory"]) < 1e-9  # fmt: skip
     assert doc["paper"]["average"]["speedup"]["ctrl-tmap"] == 1.30
+    for w in ("vadd", "rd"):  # the learning phase is part of the learned-mapping runs
+        assert 0 < doc["mapping"][w]["learning_share"] < 1
+        assert doc["ctrl-tmap"][w]["learning_share"] == doc["mapping"][w]["learning_share"]
+    assert "learning phase" in result.output
     for stem in ("fig8_speedup", "fig9_traffic", "fig10_energy", "fig2_ideal_speedup"):
         assert (out / f"{stem}.csv").exists() and (out / f"{stem}.png").stat().st_size > 0
 
@@ -46,3 +50,22 @@ def test_reproduce_tom_rejects_a_bad_switch():
 def test_reproduce_tom_rejects_an_unknown_workload():
     result = runner.invoke(app, ["reproduce", "tom", "--workloads", "nope"])
     assert result.exit_code == 2
+
+
+def test_reproduce_tom_runs_only_the_variants_asked_for(tmp_path):
+    doc_path = tmp_path / "tom.json"
+    result = runner.invoke(app, [
+        "reproduce", "tom", "--size", "tiny", "--workloads", "vadd", "--jobs", "1",
+        "--variants", "ctrl-tmap", "--out", str(tmp_path / "tom"), "--json", str(doc_path),
+    ], env={"COLUMNS": "200"})  # fmt: skip
+    assert result.exit_code == 0, result.output
+    doc = json.loads(doc_path.read_text())
+    assert doc["meta"]["workloads"] == ["vadd"]
+    assert set(doc) & set(VARIANT_NAMES) == {"baseline", "ctrl-tmap"}
+    assert "Figure 2" not in result.output  # the ideal system did not run
+
+
+def test_reproduce_tom_rejects_an_unknown_variant():
+    result = runner.invoke(app, ["reproduce", "tom", "--variants", "ctrl-xmap"])
+    assert result.exit_code == 2
+    assert "ctrl-xmap" in result.output

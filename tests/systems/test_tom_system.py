@@ -12,7 +12,12 @@ from ndpsim.hw.gpu.work import build_kernel_work
 from ndpsim.simt.memory import BASE_ADDRESS, DeviceMemory
 from ndpsim.systems.gpu import GpuSystem, load_system_config
 from ndpsim.systems.offload import find_instances, instance_lines
-from ndpsim.systems.tom_mapping import LaunchAccesses, learn_mapping, single_stack_fraction
+from ndpsim.systems.tom_mapping import (
+    LaunchAccesses,
+    LearningPhase,
+    learn_mapping,
+    single_stack_fraction,
+)
 from ndpsim.workloads import kernel_module, run_workload
 
 
@@ -31,6 +36,13 @@ def _run(config, workload):
     return GpuSystem(config).run(run.traces, module, run.memory, seed=0)
 
 
+def _touching_instances(workload):
+    run, module = workload
+    work = build_kernel_work(run.traces[0], module)
+    instances = find_instances(work, tom_candidates(module.function(run.traces[0].info.kernel)))
+    return len(np.unique(instance_lines(work, instances)[0]))
+
+
 def _offload_bytes(result, kind):
     links = result.stats["links"]["instances"]
     return sum(entry["offload_bytes"] for label, entry in links.items() if kind in label)
@@ -46,10 +58,9 @@ def test_every_warp_of_vadd_runs_one_instance_of_its_whole_body(vadd):
     assert len(instances) == len(work.warp_first)
     assert np.array_equal(instances.start, work.warp_first)
     assert np.all(instances.end == work.warp_end - 1)  # everything but the exit
-    owner, _, ops, _ = instance_lines(work, instances)
+    owner, _, _ = instance_lines(work, instances)
     # two loads and a store per warp, except the tail warps whose lanes are all past the end
     touching = np.unique(owner)
-    assert np.all(ops[touching] == 2) and np.all(np.delete(ops, touching) == 0)
     assert np.all(np.bincount(owner)[touching] == 3)
     assert len(touching) > len(instances) - 32
 
@@ -80,23 +91,33 @@ def test_single_stack_fraction_counts_instances_within_one_stack():
 def test_learning_picks_the_lowest_bits_that_keep_each_instance_in_one_stack():
     memory = DeviceMemory()
     memory.alloc(1 << 20, "data")
+    memory.alloc(1 << 20, "untouched")
     instances = 1000
     # instance i touches the lines at byte offsets 1024 i and 1024 i + 128: bit 7 differs
     lines = np.stack([np.arange(instances) * 8, np.arange(instances) * 8 + 1], 1).ravel()
     owner = np.repeat(np.arange(instances), 2)
-    launch = LaunchAccesses(instances, owner, lines + (BASE_ADDRESS >> 7), lines,
-                            np.full(instances, 2))  # fmt: skip
+    launch = LaunchAccesses(instances, owner, lines + (BASE_ADDRESS >> 7), lines)
     config = load_system_config("tom-ndp")
     system = GpuSystem(config)
-    choice = learn_mapping([launch], system.mapping, 4, memory, 0.01, 1000, 16,
-                           lambda a: (a - BASE_ADDRESS) >> 7, loads_in_flight=1)  # fmt: skip
+    choice = learn_mapping([launch], range(10), system.mapping, 4, memory,
+                           lambda a: (a - BASE_ADDRESS) >> 7)  # fmt: skip
     assert choice.bit == 8
     assert choice.scores[7] == 0.0 and choice.scores[8] == 1.0
     assert choice.colocation_learned == 1.0
     assert choice.learning_instances == 10
     assert choice.remapped_allocations == ["data"]
-    # 10 instances x 2 lines over PCIe, and two round trips
-    assert choice.learning_ps == int(20 * 128 / 16e9 * 1e12 + 2 * 1000 * 1000)
+
+
+def test_the_learning_phase_wants_a_fraction_of_the_instances_touching_memory():
+    touching = LaunchAccesses(3, np.array([0, 0, 2]), np.arange(3), np.arange(3))
+    later = LaunchAccesses(5, np.arange(5), np.arange(5), np.arange(5))
+    phase = LearningPhase.of([touching, later], 0.5)
+    assert phase.wanted == 4  # half of the 2 + 5 instances touching memory, rounded up
+    phase.record(0, np.array([0, 2]))
+    phase.record(1, np.array([1]))
+    assert phase.observed == [0, 2, 4] and phase.left == 1
+    assert LearningPhase.of([LaunchAccesses(2, np.zeros(0, np.int64), np.zeros(0, np.int64),
+                                            np.zeros(0, np.int64))], 0.5).wanted == 0  # fmt: skip
 
 
 # ------------------------------------------------------------------------------ the system
@@ -111,7 +132,7 @@ def test_without_control_every_instance_is_offloaded_and_acknowledged(vadd):
     run, module = vadd
     work = build_kernel_work(run.traces[0], module)
     instances = find_instances(work, tom_candidates(module.function("vadd")))
-    touching = len(np.unique(instance_lines(work, instances)[0]))
+    touching = _touching_instances(vadd)
     # every instance that touches memory (one has a stack to go to) goes, and comes back
     assert off["instances"] == len(instances)
     assert off["offloaded"] == off["acknowledged"] == touching > 0
@@ -165,11 +186,32 @@ def test_the_ideal_system_pays_nothing_to_offload(vadd):
 
 def test_learned_mapping_is_reported_and_colocates_at_least_as_well(vadd):
     result = _run(_ndp(control=False, mapping="learned"), vadd)
-    mapping = result.summary["offload"]["mapping"]
+    off = result.summary["offload"]
+    mapping = off["mapping"]
     assert mapping["bits"] != "baseline"
     assert mapping["colocation_learned"] >= mapping["colocation_baseline"]
-    assert result.summary["offload"]["learning_us"] > 0
-    assert result.summary["offload"]["colocation"] == pytest.approx(mapping["colocation_learned"])
+    assert 0 < off["learning_us"] < result.time_ps / 1e6
+    assert off["colocation"] == pytest.approx(mapping["colocation_learned"])
+
+
+def test_the_learning_phase_runs_everything_on_the_gpu_over_pcie(vadd):
+    # a phase as long as the whole kernel: nothing is offloaded, and every access pays PCIe
+    config = _ndp(control=False, mapping="learned", learning_fraction=1.0)
+    slow = _run(config, vadd)
+    off = slow.summary["offload"]
+    assert off["offloaded"] == 0
+    assert off["mapping"]["learning_instances"] == _touching_instances(vadd)
+    base = _run(load_system_config("tom-baseline"), vadd)
+    assert slow.time_ps > 3 * base.time_ps  # 16 GB/s and 1 us instead of 4 x 80 GB/s
+    # a short phase: the blocks reached after it (here by later CTAs on two SMs) go to the
+    # stacks; the ones warps started during it stay on the GPU
+    two_sms = load_system_config("tom-ndp", {"ndp": {"control": False, "mapping": "learned"},
+                                             "sm": {"count": 2}})  # fmt: skip
+    short = _run(two_sms, vadd)
+    off = short.summary["offload"]
+    assert off["mapping"]["learning_instances"] == 1
+    assert 0 < off["offloaded"] < _touching_instances(vadd)
+    assert 0 < off["learning_us"] < short.time_ps / 1e6
 
 
 def test_ndp_runs_are_deterministic(vadd):

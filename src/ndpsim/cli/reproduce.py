@@ -21,6 +21,13 @@ reproduce_app = typer.Typer(help="Reproduce a paper's key results.", no_args_is_
 app.add_typer(reproduce_app, name="reproduce")
 
 
+def _variant_set(text: str | None) -> set[str] | None:
+    """The systems ``--variants`` asks for, with the baseline everything is compared with."""
+    if not text:
+        return None
+    return {"baseline", *(v.strip() for v in text.split(",") if v.strip())}
+
+
 def _workload_list(text: str | None, default: tuple[str, ...]) -> list[str]:
     if not text:
         return list(default)
@@ -36,6 +43,9 @@ def tom(
     size: str = typer.Option("small", "--size", "-s", help=f"One of {', '.join(SIZES)}."),
     workloads: str = typer.Option(
         None, "--workloads", "-w", help="Comma-separated subset (default: TOM's ten)."
+    ),
+    variant_names: str = typer.Option(
+        None, "--variants", help="Comma-separated systems (default: all; the baseline always runs)."
     ),
     seed: int = typer.Option(0, "--seed"),
     warp_scale: int = typer.Option(1, "--stack-warps", help="Stack-SM warp capacity: 1, 2 or 4 x"),
@@ -57,7 +67,7 @@ def tom(
     if internal <= 0 or not 0 < cross <= 4:
         raise ConfigError("--internal-bw must be > 0 and --cross-bw in (0, 4]")
     names = _workload_list(workloads, tom_experiment.WORKLOADS)
-    variants = tom_experiment.variants(warp_scale, internal, cross)
+    variants = tom_experiment.variants(warp_scale, internal, cross, _variant_set(variant_names))
     start = time.perf_counter()
     done: list[str] = []
     with console.status(f"TOM at {size}: {len(names)} workloads x {len(variants)} systems") as st:
@@ -72,6 +82,9 @@ def tom(
     out = out or Path("results") / f"tom-{size}"
     out.mkdir(parents=True, exist_ok=True)
     for stem, title, metric, shown, parts in tom_experiment.FIGURES:
+        shown = [v for v in shown if v in doc]
+        if not shown:
+            continue
         paper = tom_experiment.PAPER.get(metric)
         rows = report.figure_rows(doc, metric, shown, paper)
         console.print(report.rich_table(title, shown, rows))
@@ -97,18 +110,18 @@ def _print_mapping(doc: dict) -> None:
 
     table = Table(title="Learned data mapping (ctrl-tmap)", title_justify="left")
     for col in ("workload", "stack bits", "co-location: baseline map", "best bits",
-                "learned, all instances"):  # fmt: skip
+                "learned, all instances", "learning phase, share of run"):  # fmt: skip
         table.add_column(col, justify="right")
     for w, m in doc["mapping"].items():
         if "colocation_baseline" not in m:
             continue
         table.add_row(w, m["bits"], f"{m['colocation_baseline']:.2f}",
                       f"{m['best_bits']} ({m['colocation_best']:.2f})",
-                      f"{m['colocation_learned']:.2f}")  # fmt: skip
+                      f"{m['colocation_learned']:.2f}", f"{m['learning_share']:.2f}")  # fmt: skip
     paper = tom_experiment.PAPER["colocation"]
     table.add_row("paper (average)", "-", f"{paper['baseline mapping']:.2f}",
                   f"{paper['best consecutive bits']:.2f}", f"{paper['learned from 0.1%']:.2f}",
-                  style="bold")  # fmt: skip
+                  "-", style="bold")  # fmt: skip
     console.print(table)
 
 
@@ -141,10 +154,7 @@ def sndp(
         raise ConfigError(f"--nsu-mhz must be 350 or 175, got {nsu_mhz}")
     if target not in sndp_experiment.TARGETS:
         raise ConfigError(f"--target must be 'first' or 'optimal', got {target!r}")
-    wanted = None
-    if variant_names:
-        wanted = {"baseline", *(v.strip() for v in variant_names.split(",") if v.strip())}
-    variants = sndp_experiment.variants(nsu_mhz, target, wanted)
+    variants = sndp_experiment.variants(nsu_mhz, target, _variant_set(variant_names))
     names = _workload_list(workloads, sndp_experiment.WORKLOADS)
     start = time.perf_counter()
     nsu = "" if nsu_mhz == 350 else f"-nsu{nsu_mhz}"

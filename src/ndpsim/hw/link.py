@@ -33,12 +33,18 @@ class Links(NamedTuple):
     traffic: np.ndarray  # int64[links, classes, 2]: bytes, packets
 
 
+def _ps_per_kb(bandwidth_gbps) -> np.ndarray:
+    return np.ceil(1024 * PS_PER_S / (np.asarray(bandwidth_gbps, np.float64) * 1e9)).astype(
+        np.int64
+    )
+
+
 def build_links(bandwidth_gbps, latency_ps, window_ps: int = 100_000) -> Links:
     """Links with the given bandwidths (GB/s) and flight latencies (ps)."""
     bw = np.asarray(bandwidth_gbps, dtype=np.float64)
     n = len(bw)
     return Links(
-        ps_per_kb=np.ceil(1024 * PS_PER_S / (bw * 1e9)).astype(np.int64),
+        ps_per_kb=_ps_per_kb(bw),
         latency_ps=np.asarray(latency_ps, dtype=np.int64).reshape(n),
         busy_until=np.zeros(n, dtype=np.int64),
         window_ps=np.array([window_ps], dtype=np.int64),
@@ -48,6 +54,13 @@ def build_links(bandwidth_gbps, latency_ps, window_ps: int = 100_000) -> Links:
         busy_ps=np.zeros(n, dtype=np.int64),
         traffic=np.zeros((n, len(CLASS_NAMES), 2), dtype=np.int64),
     )
+
+
+def retune(links: Links, ids, bandwidth_gbps, latency_ps) -> None:
+    """Give links ``ids`` another bandwidth and flight latency from now on (packets already
+    sent keep their timing): a link whose physical path changes during a run."""
+    links.ps_per_kb[ids] = _ps_per_kb(bandwidth_gbps)
+    links.latency_ps[ids] = latency_ps
 
 
 @njit(cache=True, inline="always")

@@ -11,8 +11,10 @@ arithmetic mean.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+from ndpsim.errors import ConfigError
 from ndpsim.reproduce import averages as means
 from ndpsim.reproduce.runner import Variant
 
@@ -47,10 +49,17 @@ PAPER_WORKLOADS = {
 }
 
 
-def variants(warp_scale: int = 1, internal: float = 2.0, cross: float = 0.5) -> list[Variant]:
+def variants(warp_scale: int = 1, internal: float = 2.0, cross: float = 0.5,
+             names: Iterable[str] | None = None) -> list[Variant]:  # fmt: skip
     """The six systems, with the sensitivity switches applied: stack-SM warp capacity
     (x48 warps), internal stack bandwidth and cross-stack link bandwidth (x the 80 GB/s GPU
-    link). The internal bandwidth applies to the baseline too: it is a property of the stacks."""
+    link). The internal bandwidth applies to the baseline too: it is a property of the stacks.
+    ``names`` selects a subset (in the order of :data:`VARIANT_NAMES`)."""
+    wanted = set(VARIANT_NAMES if names is None else names)
+    unknown = wanted - set(VARIANT_NAMES)
+    if unknown:
+        raise ConfigError(f"unknown TOM variant(s) {', '.join(sorted(unknown))}; expected "
+                          f"some of {', '.join(VARIANT_NAMES)}")  # fmt: skip
     memory = {"memory": {"internal_gbps": internal * LINK_GBPS}}
     ndp = {**memory, "links": {"cube_to_cube_gbps": cross * LINK_GBPS}}
 
@@ -58,7 +67,7 @@ def variants(warp_scale: int = 1, internal: float = 2.0, cross: float = 0.5) -> 
         return {**ndp, "ndp": {"control": control, "mapping": mapping, "ideal": ideal,
                                "stack_warps": 48 * warp_scale}}  # fmt: skip
 
-    return [
+    every = [
         Variant("baseline", "tom-baseline", memory),
         Variant("no-ctrl-bmap", "tom-ndp", nd(False, "baseline")),
         Variant("no-ctrl-tmap", "tom-ndp", nd(False, "learned")),
@@ -66,6 +75,7 @@ def variants(warp_scale: int = 1, internal: float = 2.0, cross: float = 0.5) -> 
         Variant("ctrl-tmap", "tom-ndp", nd(True, "learned")),
         Variant("ideal", "tom-ndp", nd(False, "baseline", ideal=True)),
     ]
+    return [v for v in every if v.name in wanted]
 
 
 def _offchip(summary: dict) -> dict[str, int]:
@@ -110,6 +120,8 @@ def metrics(runs: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str, d
                     m["colocation_baseline_map"] = mapping["colocation_baseline"]
                     m["colocation_best_bits"] = mapping["colocation_best"]
                     m["colocation_learned"] = mapping["colocation_learned"]
+                    # the part of the run spent learning, with the data over PCIe
+                    m["learning_share"] = offload["learning_us"] * 1e6 / run["time_ps"]
             out.setdefault(variant, {})[workload] = m
     return out
 
@@ -118,7 +130,8 @@ def document(runs, size: str, seed: int, switches: dict[str, float]) -> dict[str
     """The ``--json`` document: each variant's per-workload metrics at the top level (variant
     names as keys), their means under ``average``, and the paper's figures under ``paper``."""
     per_variant = metrics(runs)
-    doc: dict[str, Any] = {name: per_variant.get(name, {}) for name in VARIANT_NAMES}
+    doc: dict[str, Any] = {name: per_variant[name] for name in VARIANT_NAMES
+                           if name in per_variant}  # fmt: skip
     doc["average"] = means.averages(per_variant)
     doc["mean"] = {"speedup": "geometric mean over workloads",
                    "other metrics": "arithmetic mean over workloads"}  # fmt: skip
@@ -128,7 +141,8 @@ def document(runs, size: str, seed: int, switches: dict[str, float]) -> dict[str
                    "wall_seconds": {w: {v: r["wall_seconds"] for v, r in by.items()}
                                     for w, by in runs.items()}}  # fmt: skip
     doc["mapping"] = {
-        w: by["ctrl-tmap"]["summary"]["offload"]["mapping"]
+        w: {**by["ctrl-tmap"]["summary"]["offload"]["mapping"],
+            "learning_share": per_variant["ctrl-tmap"][w].get("learning_share", 0.0)}
         for w, by in runs.items() if "ctrl-tmap" in by
     }  # fmt: skip
     return doc

@@ -20,7 +20,6 @@ from ndpsim.hw.gpu import offload as ofl
 from ndpsim.hw.gpu.work import (
     COUNT_SHIFT,
     FIRST_SHIFT,
-    KIND_BITS,
     MEM_SHIFT,
     PC_MASK,
     SPACE_SHIFT,
@@ -28,7 +27,7 @@ from ndpsim.hw.gpu.work import (
     KernelWork,
     csr,
 )
-from ndpsim.trace.trace import MemoryKind, MemorySpace
+from ndpsim.trace.trace import MemorySpace
 
 
 class OffloadCandidate(Protocol):
@@ -100,12 +99,11 @@ def find_instances(work: KernelWork, candidates: Sequence[OffloadCandidate]) -> 
 
 def instance_lines(work: KernelWork, instances: Instances):
     """The line transactions of each instance's global and local memory accesses, in stream
-    order: (instance index of each, virtual line of each), how many loads each instance
-    executes (what it waits for; stores are posted), and the stream position of the memory
-    instruction of each transaction."""
+    order: the instance index of each, its virtual line, and the stream position of its memory
+    instruction."""
     if not len(instances):
         empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty, empty
+        return empty, empty, empty
     lengths = instances.end - instances.start
     owner = np.repeat(np.arange(len(instances)), lengths)
     positions = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(
@@ -117,14 +115,12 @@ def instance_lines(work: KernelWork, instances: Instances):
     words = work.mem[ops]
     keep = ((words >> SPACE_SHIFT) & 7) != MemorySpace.SHARED
     owner, words, positions = owner[keep], words[keep], positions[keep]
-    loads = (words & KIND_BITS) == MemoryKind.LOAD
-    loads_per_instance = np.bincount(owner[loads], minlength=len(instances)).astype(np.int64)
     count = (words >> COUNT_SHIFT) & 63
     first = words >> FIRST_SHIFT
     tx_owner = np.repeat(owner, count)
     tx = np.arange(int(count.sum()), dtype=np.int64) - np.repeat(np.cumsum(count) - count, count)
     tx += np.repeat(first, count)
-    return tx_owner, work.tx[tx] >> TX_LINE_SHIFT, loads_per_instance, np.repeat(positions, count)
+    return tx_owner, work.tx[tx] >> TX_LINE_SHIFT, np.repeat(positions, count)
 
 
 def first_line(tx_owner: np.ndarray, lines: np.ndarray, instances: int) -> np.ndarray:
@@ -161,12 +157,13 @@ def build_offload_state(work: KernelWork, candidates: Sequence[OffloadCandidate]
                         instances: Instances, dest: np.ndarray, registers: dict[str, int],
                         params: np.ndarray, tx_link: np.ndarray, rx_link: np.ndarray,
                         sms: int, credits: Sequence[int] = (0, 0, 0), seed: int = 0,
-                        ) -> ofl.OffloadState:  # fmt: skip
+                        observe: int = 0) -> ofl.OffloadState:  # fmt: skip
     """The compiled model's view of one launch: instances with their destination stacks
     (``dest``, -1 when an instance touches no memory), candidates with their registers in the
     timing model's numbering. For SNDP (partitioned execution) also each block instruction's
     role, the NSU buffers' ``credits`` per stack (command, read data, write address) and the
-    ``seed`` of the random offload-ratio draws."""
+    ``seed`` of the random offload-ratio draws. ``observe`` > 0 starts the launch in TOM's
+    learning phase, which still wants that many instances."""
     cubes = int(params[ofl.O_CUBES])
     partitioned = params[ofl.O_MODE] == ofl.MODE_SNDP
     pos_instance = np.full(len(work.inst), -1, dtype=np.int64)
@@ -185,6 +182,8 @@ def build_offload_state(work: KernelWork, candidates: Sequence[OffloadCandidate]
     control[ofl.C_RATIO_PERMILLE] = 1000
     # xorshift needs a nonzero state; splitmix-like scrambling spreads nearby seeds apart
     control[ofl.C_RANDOM] = (seed * 0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D) % (1 << 63) or 1
+    control[ofl.C_LEARNING] = int(observe > 0)
+    control[ofl.C_LEARN_LEFT] = observe
     return ofl.OffloadState(
         params=params,
         pos_instance=pos_instance,

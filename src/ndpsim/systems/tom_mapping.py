@@ -6,9 +6,9 @@ CPU memory over PCIe while a Memory Map Analyzer scores every *consecutive-bit* 
 fraction of instances whose accesses all fall in one stack. The allocations candidates touched
 are then copied to GPU memory with the best mapping; all other data keeps the baseline mapping.
 
-Here the analyzer works on the instances found in the traces, in execution order (launch, then
-warp), which is what the hardware sees first; the run then uses the chosen mapping from its
-start and pays the learning phase as a fixed delay (see :func:`learn_mapping`).
+The timing run drives the phase (:class:`LearningPhase`): it reports which instances GPU warps
+reached first and when the last of them was done; :func:`learn_mapping` then scores the
+mappings on exactly those instances' accesses, taken from the traces.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ class LaunchAccesses:
     tx_owner: np.ndarray  # instance of each line transaction
     virtual_lines: np.ndarray
     physical_lines: np.ndarray
-    loads: np.ndarray  # load instructions of each instance
 
 
 @dataclass
@@ -43,7 +42,6 @@ class MappingChoice:
 
     bit: int  # least significant bit of the chosen stack index
     learning_instances: int
-    learning_ps: int  # time the learning phase adds (data over PCIe)
     remap_lines: np.ndarray  # int64[ranges, 2]: physical line ranges given the chosen mapping
     remapped_allocations: list[str]
     colocation_baseline: float  # fraction of instances within one stack, baseline mapping
@@ -56,7 +54,6 @@ class MappingChoice:
         return {
             "bits": f"{self.bit + 1}:{self.bit}",
             "learning_instances": self.learning_instances,
-            "learning_us": self.learning_ps / 1e6,
             "remapped_allocations": self.remapped_allocations,
             "colocation_baseline": self.colocation_baseline,
             "colocation_best": self.colocation_best,
@@ -99,35 +96,52 @@ def stacks_of(baseline: AddressMapping, remap: np.ndarray, learned: AddressMappi
     return stacks
 
 
-def learn_mapping(launches: Sequence[LaunchAccesses], baseline: AddressMapping, cubes: int,
-                  memory: DeviceMemory, fraction: float, pcie_latency_ns: float,
-                  pcie_gbps: float, line_of_physical, loads_in_flight: int = 1,
-                  ) -> MappingChoice:  # fmt: skip
-    """Score every consecutive-bit mapping on the first ``fraction`` of the instances, pick the
-    best (ties: the lowest bits), and mark the allocations those instances touched.
+@dataclass
+class LearningPhase:
+    """TOM's learning phase as a run sees it: how many instances the analyzer wants (a fraction
+    of the instances that touch memory, at least one), the ones observed so far, numbered over
+    all launches in order, and once the phase is over, when it ended and what it chose."""
 
-    The learning phase's cost: its instances' lines cross PCIe (``bytes / pcie_gbps``), and
-    the warp running the longest learning instance waits one PCIe round trip per
-    ``loads_in_flight`` of its loads (a warp keeps that many independent loads in flight;
-    stores are posted; instances of different warps overlap). Dependent loads would wait
-    longer, so this is a lower bound of the latency part. The
-    time these accesses would have taken from GPU memory is not subtracted (a small,
-    conservative overcharge). ``line_of_physical`` maps a physical line back to its line
-    range in the device memory's physical layout, for the remapped allocations."""
-    owners, lines, vlines, ops = [], [], [], []
+    accesses: list[LaunchAccesses]
+    wanted: int
+    observed: list[int] = field(default_factory=list)
+    end_ps: int | None = None
+    choice: MappingChoice | None = None
+
+    @classmethod
+    def of(cls, accesses: list[LaunchAccesses], fraction: float) -> LearningPhase:
+        touching = sum(len(np.unique(a.tx_owner)) for a in accesses)
+        return cls(accesses, max(1, int(np.ceil(fraction * touching))) if touching else 0)
+
+    @property
+    def left(self) -> int:
+        """Instances still to observe (0 once the phase is over)."""
+        return 0 if self.end_ps is not None else self.wanted - len(self.observed)
+
+    def record(self, launch: int, instances: np.ndarray) -> None:
+        """Add instances of launch ``launch`` (numbered within it) to the observed ones."""
+        offset = sum(a.instances for a in self.accesses[:launch])
+        self.observed.extend(int(i) + offset for i in instances)
+
+
+def learn_mapping(launches: Sequence[LaunchAccesses], observed: Sequence[int],
+                  baseline: AddressMapping, cubes: int, memory: DeviceMemory,
+                  line_of_physical) -> MappingChoice:  # fmt: skip
+    """Score every consecutive-bit mapping on the ``observed`` instances (numbered over all
+    launches in order), pick the best (ties: the lowest bits), and mark the allocations those
+    instances touched. ``line_of_physical`` maps a physical address to its line in the device
+    memory's physical layout, for the remapped allocations' line ranges."""
+    owners, lines, vlines = [], [], []
     offset = 0
     for launch in launches:
         owners.append(launch.tx_owner + offset)
         lines.append(launch.physical_lines)
         vlines.append(launch.virtual_lines)
-        ops.append(launch.loads)
         offset += launch.instances
     owner = np.concatenate(owners) if owners else np.zeros(0, dtype=np.int64)
     line = np.concatenate(lines) if lines else np.zeros(0, dtype=np.int64)
     vline = np.concatenate(vlines) if vlines else np.zeros(0, dtype=np.int64)
-    touching = np.unique(owner)
-    learn_count = max(1, int(np.ceil(fraction * len(touching)))) if len(touching) else 0
-    learning = np.isin(owner, touching[:learn_count])
+    learning = np.isin(owner, np.asarray(observed, dtype=np.int64))
     bits = range(FIRST_BIT, LAST_BIT + 1)
     scores = {b: single_stack_fraction(owner[learning],
                                        consecutive_stacks(line[learning], b, cubes))
@@ -138,25 +152,17 @@ def learn_mapping(launches: Sequence[LaunchAccesses], baseline: AddressMapping, 
     touched = np.unique(vline[learning] * LINE_BYTES)
     names, ranges = [], []
     for alloc in memory.allocations:
-        hit = np.searchsorted(touched, alloc.address) < len(touched) and touched[
-            np.searchsorted(touched, alloc.address)] < alloc.end  # fmt: skip
-        if hit:
+        at = np.searchsorted(touched, alloc.address)
+        if at < len(touched) and touched[at] < alloc.end:
             names.append(alloc.name)
             lo = line_of_physical(alloc.address)
             hi = line_of_physical(alloc.end - 1) + 1
             ranges.append((lo, hi))
     remap = np.array(ranges, dtype=np.int64).reshape(-1, 2)
     stacks = stacks_of(baseline, remap, baseline.with_field_at("cube", chosen), line)
-    loads = np.concatenate(ops) if ops else np.zeros(0, dtype=np.int64)
-    most = int(loads[touching[:learn_count]].max(initial=0))
-    serial = -(-most // max(1, loads_in_flight))
-    learning_bytes = int(learning.sum()) * LINE_BYTES
-    learning_ps = int(learning_bytes / (pcie_gbps * 1e9) * 1e12
-                      + pcie_latency_ns * 1000 * serial)  # fmt: skip
     return MappingChoice(
         bit=chosen,
-        learning_instances=learn_count,
-        learning_ps=learning_ps,
+        learning_instances=len(observed),
         remap_lines=remap,
         remapped_allocations=names,
         colocation_baseline=single_stack_fraction(owner, stacks_under(baseline, line)),
@@ -167,4 +173,5 @@ def learn_mapping(launches: Sequence[LaunchAccesses], baseline: AddressMapping, 
     )
 
 
-__all__ = ["LaunchAccesses", "MappingChoice", "learn_mapping", "single_stack_fraction"]
+__all__ = ["LaunchAccesses", "LearningPhase", "MappingChoice", "learn_mapping",
+           "single_stack_fraction"]  # fmt: skip

@@ -28,6 +28,10 @@ What the model needs, found before the run (:mod:`ndpsim.systems.offload`):
 * per stack, a FIFO of arrived offloads waiting for a free warp slot (TOM without control does
   not bound it; SNDP's credits bound it by the command buffer), and a FIFO of GPU warps waiting
   for credits.
+* TOM's learning phase (sec. 4.3): while it lasts nothing is offloaded; the first instances
+  GPU warps reach are *observed* (:func:`observe`) until the last of them issues its last
+  instruction (:func:`observed_progress`), when the Memory Map Analyzer has seen all their
+  accesses and the run stops to choose the data mapping.
 
 Slots and SMs live in :class:`ndpsim.hw.gpu.sm.SmState`; SMs ``0 .. gpu_sms-1`` are the GPU's,
 the next ones the stacks' (one per stack).
@@ -58,9 +62,13 @@ CREDIT_COMMAND, CREDIT_READ_DATA, CREDIT_WRITE_ADDRESS = 0, 1, 2
 CREDIT_NAMES = ("command", "read_data", "write_address")
 
 # run-time control: the offload ratio Algorithm 1 sets, the random state, instructions of
-# offload blocks completed (the throughput Algorithm 1 measures, offloaded or not)
-C_RATIO_PERMILLE, C_RANDOM, C_BLOCK_INSTRUCTIONS = 0, 1, 2
-CONTROL_FIELDS = 3
+# offload blocks completed (the throughput Algorithm 1 measures, offloaded or not); TOM's
+# learning phase: whether it lasts, instances still to observe, observed ones still running
+(C_RATIO_PERMILLE, C_RANDOM, C_BLOCK_INSTRUCTIONS, C_LEARNING, C_LEARN_LEFT,
+ C_LEARN_RUNNING) = range(6)  # fmt: skip
+CONTROL_FIELDS = 6
+#: inst_home of an instance the learning phase's analyzer has seen whole
+SEEN = -2
 
 # candidate tag bits (Eq. 3/4 signs): offloading saves TX / RX traffic
 SAVES_TX, SAVES_RX = 1, 2
@@ -88,7 +96,8 @@ class OffloadState(NamedTuple):
     inst_trips: np.ndarray  # loop iterations the instance executes (its candidate's loop)
     inst_next: np.ndarray  # link in a stack's FIFO (offloads waiting for a slot, or GPU warps
     # waiting for credits; an instance is in at most one of them)
-    inst_home: np.ndarray  # the GPU warp slot that offloaded it (sm * slots + slot)
+    inst_home: np.ndarray  # the GPU warp slot that offloaded it (sm * slots + slot), or, in
+    # TOM's learning phase, that runs it under the analyzer's watch (SEEN once seen whole)
     inst_runner: np.ndarray  # the stack-SM slot running it (sm * slots + slot), or -1
     inst_acked: np.ndarray  # bool: acknowledged before its GPU warp finished its part (SNDP)
     cand_threshold: np.ndarray  # int64[candidates]: minimum trip count (0: unconditional)
@@ -266,6 +275,34 @@ def decide(off, links, i, now):
 
 
 @njit(cache=True)
+def observe(off, i, slot):
+    """TOM's learning phase: instance ``i``, reached by GPU warp slot ``slot``, runs on the GPU;
+    the analyzer watches it if it touches memory and more instances are still wanted."""
+    if off.control[C_LEARN_LEFT] == 0 or off.inst_dest[i] < 0:
+        return
+    off.control[C_LEARN_LEFT] -= 1
+    off.control[C_LEARN_RUNNING] += 1
+    off.inst_home[i] = slot
+
+
+@njit(cache=True)
+def observed_progress(off, i, pos):
+    """A warp running instance ``i`` (or past it) issues its instruction at stream position
+    ``pos``: if ``i`` is watched and that is its last instruction, the analyzer has now seen
+    all of its accesses (an issue that fails and is retried finds it already ``SEEN``)."""
+    if i >= 0 and off.inst_home[i] >= 0 and off.inst_end[i] == pos + 1:
+        off.inst_home[i] = SEEN
+        off.control[C_LEARN_RUNNING] -= 1
+
+
+@njit(cache=True, inline="always")
+def learning_done(off):
+    """Every instance the learning phase wanted has been observed to its end."""
+    return (off.control[C_LEARNING] != 0 and off.control[C_LEARN_LEFT] == 0
+            and off.control[C_LEARN_RUNNING] == 0)  # fmt: skip
+
+
+@njit(cache=True)
 def reserve_credits(off, i):
     """Reserve the NSU buffer entries instance ``i`` needs at its target stack (a command, a
     read-data entry per load, a write-address entry per store); False, reserving nothing, if
@@ -317,5 +354,6 @@ def ack_bytes(off, c, lanes, written_lines):
             + 8 * written_lines)  # fmt: skip
 
 
-__all__ = ["OFFLOAD_STAT_NAMES", "OffloadState", "ack_bytes", "decide", "no_offload",
-           "request_bytes", "reserve_credits"]  # fmt: skip
+__all__ = ["OFFLOAD_STAT_NAMES", "OffloadState", "ack_bytes", "decide", "learning_done",
+           "no_offload", "observe", "observed_progress", "request_bytes",
+           "reserve_credits"]  # fmt: skip

@@ -985,9 +985,13 @@ def issue(sm, work, l1, pool, links, events, port, page, off, s, w, now):
         i = off.pos_instance[pos]
         if i >= 0 and sm.slot_decided[s, w] != pos:  # the start of a candidate block
             sm.slot_decided[s, w] = pos
-            if ofl.decide(off, links, i, now):
+            if off.control[ofl.C_LEARNING] != 0:  # TOM's learning phase: nothing offloaded
+                ofl.observe(off, i, s * sm.slot_pos.shape[1] + w)
+            elif ofl.decide(off, links, i, now):
                 _offload(sm, work, off, events, s, w, i, now)
                 return True
+        if off.control[ofl.C_LEARN_RUNNING] > 0 and sm.slot_decided[s, w] >= 0:
+            ofl.observed_progress(off, off.pos_instance[sm.slot_decided[s, w]], pos)
     pc = inst_pc(work, pos)
     cls = work.pc_class[pc]
     if off.pc_role.shape[0] > 0 and off.pc_role[pc] != 0:  # inside an SNDP block

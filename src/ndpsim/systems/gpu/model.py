@@ -86,7 +86,7 @@ L2_STAT_NAMES = (
 )  # fmt: skip
 
 # advance() results
-FINISHED, EPOCH_END, GROW, STUCK = 0, 1, 2, 3
+FINISHED, EPOCH_END, GROW, STUCK, LEARNED = 0, 1, 2, 3, 4
 
 
 def headroom(sms: int, schedulers: int) -> int:
@@ -599,14 +599,16 @@ def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, off
             until):  # fmt: skip
     """Run until every CTA finished and every request completed (``FINISHED``), the next thing
     happens after ``until`` (``EPOCH_END``), the event queue or the request pool is nearly full
-    (``GROW``: enlarge them and call again), or nothing at all can happen any more although
-    work is left (``STUCK``). Returns (status, time reached)."""
+    (``GROW``: enlarge them and call again), nothing at all can happen any more although
+    work is left (``STUCK``), or TOM's learning phase has seen all the instances it wanted
+    (``LEARNED``: choose the mapping and call again). Returns (status, time reached)."""
     sms = sm.params[smmod.S_COUNT]
     schedulers = sm.params[smmod.S_SCHEDULERS]
     requests = pool.free.shape[0]
     num_ctas = work.params[W_NUM_CTAS]
     channels = mem.tick_at.shape[0]
     room = mem.params[M_HEADROOM]
+    learning = off.control[ofl.C_LEARNING] != 0
     now = 0
     while True:
         if events.meta[2] < room or pool.meta[0] < room:
@@ -684,3 +686,5 @@ def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, off
             if sm.sm_next[s] < t_sm:
                 t_sm = sm.sm_next[s]
         sm.sm_min[0] = t_sm
+        if learning and ofl.learning_done(off):  # only an issuing warp ends the phase
+            return LEARNED, now

@@ -57,7 +57,7 @@ from ndpsim.systems.offload import (
 from ndpsim.systems.sndp_ratio import RatioController
 from ndpsim.systems.tom_mapping import (
     LaunchAccesses,
-    MappingChoice,
+    LearningPhase,
     learn_mapping,
     single_stack_fraction,
     stacks_of,
@@ -90,17 +90,19 @@ class Epoch:
 
 @dataclass
 class OffloadPlan:
-    """What a near-data-processing run offloads, decided before it starts: per launch the
-    candidates, their instances and each instance's destination stack; and the data mapping
-    (with TOM's learned mapping, the line ranges it applies to)."""
+    """What a near-data-processing run offloads: per launch the candidates, their instances and
+    each instance's destination stack; and the data mapping (with TOM's learned mapping, the
+    line ranges it applies to). Decided before the run starts, except with a learned mapping,
+    which the run's learning phase chooses."""
 
     launches: list[tuple[Any, Any, np.ndarray, dict[str, int]]]  # candidates, instances,
     # destinations, register numbering
+    accesses: list[LaunchAccesses]  # per launch, the line transactions of the instances
+    positions: list[np.ndarray]  # per launch, the stream position of each transaction
     remap: np.ndarray  # int64[ranges, 2] physical lines using the learned mapping
     remap_mapping: AddressMapping | None
-    choice: MappingChoice | None
     colocation: float  # instances whose lines all sit in one stack, under the mapping used
-    learning_ps: int
+    learning: LearningPhase | None  # TOM's learned mapping: the phase that chooses it
 
 
 @dataclass
@@ -381,12 +383,19 @@ class GpuSystem:
         sm_stats = np.zeros((self.sms, len(smmod.SM_STAT_NAMES)), dtype=np.int64)
         offload_stats = np.zeros((c.memory.cubes, len(ofl.OFFLOAD_STAT_NAMES)), dtype=np.int64)
         fewest_credits = self._credit_capacity() if c.ndp else np.zeros(3, dtype=np.int64)
-        now = plan.learning_ps if plan else 0  # TOM's learning phase runs first, over PCIe
+        learning = plan.learning if plan else None
+        if learning is not None and learning.left:
+            self._host_links_over_pcie(links, True)
+        now = 0
         instructions = threads = 0
         for index, trace in enumerate(traces):
             work = works[index] if works[index] is not None else build_kernel_work(trace, module)
             works[index] = None  # a launch's work is dropped once simulated
             off = self._offload_state(plan, index, work, links, now, seed)
+            learned = None
+            if off.control[ofl.C_LEARNING]:
+                learned = partial(self._learned, plan, index, off, mem, links, memory,
+                                  page_table)  # fmt: skip
             if ratio is not None:
                 ratio.attach(off)
             sm = smmod.build_sm_state(sm_params.copy(), sm_periods,
@@ -403,7 +412,9 @@ class GpuSystem:
                                dram)  # fmt: skip
             now, events, pool = self._run_kernel(sm, work, l1, pool, links, events, sm_ports,
                                                  page, mem, l2, dram, off, sm_last, now, trace,
-                                                 hook, ratio)  # fmt: skip
+                                                 hook, ratio, learned)  # fmt: skip
+            if learning is not None and learning.left:  # the phase goes on in the next launch
+                learning.record(index, np.flatnonzero(off.inst_home == ofl.SEEN))
             sm_stats += sm.stats
             if off.stats.shape[0]:
                 offload_stats += off.stats
@@ -411,6 +422,11 @@ class GpuSystem:
                 fewest_credits = np.minimum(fewest_credits, off.credits_low.min(axis=0))
             instructions += trace.num_warp_instructions
             threads += trace.num_thread_instructions
+        if learning is not None and learning.left:
+            raise SimulationError(
+                f"TOM's learning phase never ended: it observed {len(learning.observed)} of "
+                f"the {learning.wanted} offload-candidate instances it wanted"
+            )
         wall = time.perf_counter() - start_wall
         return self._result(now, len(traces), sm_stats, mem, links, dram, instructions, threads,
                             wall, plan, offload_stats, ratio, fewest_credits)  # fmt: skip
@@ -432,52 +448,105 @@ class GpuSystem:
         if ndp.offload == "sndp" and ndp.mapping != "baseline":
             raise ConfigError("ndp.mapping = 'learned' is TOM's; SNDP places data by "
                               "memory.mapping (random 4 KB pages)")  # fmt: skip
+        if ndp.mapping == "learned" and c.memory.mapping != "interleaved":
+            raise ConfigError("ndp.mapping = 'learned' needs memory.mapping = 'interleaved'")
         blocks = sndp_blocks if ndp.offload == "sndp" else tom_candidates
-        found = []
+        plan = OffloadPlan([], [], [], np.zeros((0, 2), dtype=np.int64), None, 0.0, None)
         for work, trace in zip(works, traces, strict=True):
             function = module.function(trace.info.kernel)
             candidates = blocks(function)
             instances = find_instances(work, candidates)
-            owner, vlines, ops, positions = instance_lines(work, instances)
+            owner, vlines, positions = instance_lines(work, instances)
             plines = self._physical_lines(page_table, vlines)
-            found.append((function, candidates, instances,
-                          LaunchAccesses(len(instances), owner, vlines, plines, ops),
-                          positions))  # fmt: skip
-        choice, remap, remap_mapping = None, np.zeros((0, 2), dtype=np.int64), None
-        if ndp.mapping == "learned":
-            if c.memory.mapping != "interleaved":
-                raise ConfigError("ndp.mapping = 'learned' needs memory.mapping = 'interleaved'")
-            choice = learn_mapping(
-                [f[3] for f in found], self.mapping, c.memory.cubes, memory,
-                ndp.learning_fraction, ndp.pcie_latency_ns, ndp.pcie_gbps,
-                lambda address: page_table.translate(address) >> LINE_SHIFT,
-                loads_in_flight=c.sm.load_slots,
-            )  # fmt: skip
-            remap = choice.remap_lines
-            remap_mapping = self.mapping.with_field_at("cube", choice.bit)
-        launches = []
+            dest = np.full(len(instances), -1, dtype=np.int64)
+            plan.launches.append((candidates, instances, dest, register_numbering(function)))
+            plan.accesses.append(LaunchAccesses(len(instances), owner, vlines, plines))
+            plan.positions.append(positions)
+        if ndp.mapping != "learned":
+            self._place_blocks(plan)
+            return plan
+        plan.learning = LearningPhase.of(plan.accesses, ndp.learning_fraction)
+        # room for every allocation's line range, empty until the phase has chosen
+        plan.remap = np.zeros((len(memory.allocations), 2), dtype=np.int64)
+        plan.remap_mapping = self.mapping
+        if not plan.learning.wanted:  # no instance touches memory: nothing to learn from
+            self._end_learning(plan, memory, page_table, 0)
+            return plan
+        for acc, (_, instances, dest, _) in zip(plan.accesses, plan.launches, strict=True):
+            # while learning, blocks run on the GPU; the analyzer watches those touching memory
+            dest[first_line(acc.tx_owner, acc.physical_lines, len(instances)) >= 0] = 0
+        return plan
+
+    def _place_blocks(self, plan: OffloadPlan) -> None:
+        """Each instance's destination stack under the plan's data mapping (in place), and how
+        many instances have all their data in one stack."""
+        c = self.config
         owners, stacks = [], []
         offset = 0
-        for function, candidates, instances, acc, positions in found:
-            line_stacks = stacks_of(self.mapping, remap, remap_mapping, acc.physical_lines)
-            if ndp.offload == "sndp":
-                dest = target_stacks(acc.tx_owner, positions, line_stacks, len(instances),
-                                     c.memory.cubes, ndp.target)  # fmt: skip
+        per_launch = zip(plan.accesses, plan.positions, plan.launches, strict=True)
+        for acc, positions, (_, instances, dest, _) in per_launch:
+            line_stacks = stacks_of(self.mapping, plan.remap, plan.remap_mapping,
+                                    acc.physical_lines)  # fmt: skip
+            if c.ndp.offload == "sndp":
+                dest[:] = target_stacks(acc.tx_owner, positions, line_stacks, len(instances),
+                                        c.memory.cubes, c.ndp.target)  # fmt: skip
             else:  # TOM: the stack of the block's first access (footnote 4)
                 lines = first_line(acc.tx_owner, acc.physical_lines, len(instances))
-                dest = np.full(len(instances), -1, dtype=np.int64)
                 touching = lines >= 0
-                dest[touching] = stacks_of(self.mapping, remap, remap_mapping, lines[touching])
-            launches.append((candidates, instances, dest, register_numbering(function)))
+                dest[:] = -1
+                dest[touching] = stacks_of(self.mapping, plan.remap, plan.remap_mapping,
+                                           lines[touching])  # fmt: skip
             owners.append(acc.tx_owner + offset)
             stacks.append(line_stacks)
             offset += len(instances)
-        colocation = single_stack_fraction(
+        plan.colocation = single_stack_fraction(
             np.concatenate(owners) if owners else np.zeros(0),
             np.concatenate(stacks) if stacks else np.zeros(0),
         )
-        return OffloadPlan(launches, remap, remap_mapping, choice, colocation,
-                           choice.learning_ps if choice else 0)  # fmt: skip
+
+    def _end_learning(self, plan: OffloadPlan, memory, page_table, now: int) -> None:
+        """TOM's learning phase is over: choose the mapping from the observed instances, map
+        the allocations they touched with it (into the plan's remap rows, which the memory
+        side reads), and place every block under it."""
+        learning = plan.learning
+        choice = learn_mapping(plan.accesses, learning.observed, self.mapping,
+                               self.config.memory.cubes, memory,
+                               lambda address: page_table.translate(address) >> LINE_SHIFT,
+                               )  # fmt: skip
+        learning.choice, learning.end_ps = choice, now
+        plan.remap[:] = 0
+        plan.remap[: len(choice.remap_lines)] = choice.remap_lines
+        plan.remap_mapping = self.mapping.with_field_at("cube", choice.bit)
+        self._place_blocks(plan)
+
+    def _host_links_over_pcie(self, links, pcie: bool, now: int = 0) -> None:
+        """During TOM's learning phase the data sits in CPU memory (sec. 4.3): the GPU's
+        off-chip accesses cross PCIe, modelled by giving the GPU-stack links PCIe's latency
+        (half a round trip each way) and an even share of its bandwidth (the baseline mapping
+        spreads lines evenly over the stacks). Afterwards they are the stack links again, free
+        at ``now``: packets still crossing PCIe do not hold them up."""
+        c = self.config
+        net = self.network
+        for kind, normal_gbps in (("host-to-cube", c.links.host_to_cube_gbps),
+                                  ("cube-to-host", c.links.cube_to_host_gbps)):  # fmt: skip
+            ids = np.array([i for i, k in enumerate(net.kinds) if k == kind], dtype=np.int64)
+            if pcie:
+                linkmod.retune(links, ids, c.ndp.pcie_gbps / len(ids),
+                               round(c.ndp.pcie_latency_ns * 500))  # fmt: skip
+            else:
+                linkmod.retune(links, ids, normal_gbps, round(c.links.latency_ns * 1000))
+                links.busy_until[ids] = np.minimum(links.busy_until[ids], now)
+
+    def _learned(self, plan, index, off, mem, links, memory, page_table, now) -> None:
+        """The learning phase has observed all it wanted during launch ``index``: the mapping
+        is chosen and applied to the rest of the run, the data is now in GPU memory."""
+        plan.learning.record(index, np.flatnonzero(off.inst_home == ofl.SEEN))
+        self._end_learning(plan, memory, page_table, now)
+        mem.remap_bits[:], mem.remap_xor[:] = plan.remap_mapping.arrays()
+        off.inst_dest[:] = plan.launches[index][2]
+        self._host_links_over_pcie(links, False, now)
+        self._start_busy_window(off, links, now)  # what crossed until now was PCIe traffic
+        off.control[ofl.C_LEARNING] = 0
 
     def _offload_state(self, plan, index, work, links, now, seed) -> ofl.OffloadState:
         if plan is None or not len(plan.launches[index][1]):
@@ -505,12 +574,20 @@ class GpuSystem:
         credits = (ndp.command_entries, ndp.read_data_entries, ndp.write_address_entries)
         if sndp:
             self._check_blocks_fit(candidates, credits)
+        observe = plan.learning.left if plan.learning else 0
         off = build_offload_state(work, candidates, instances, dest, registers, p, tx, rx,
-                                  self.sms, credits, seed * 1_000_003 + index)  # fmt: skip
-        off.monitor[0] = now
-        off.monitor[2 : 2 + net.cubes] = links.busy_ps[tx]
-        off.monitor[2 + net.cubes :] = links.busy_ps[rx]
+                                  self.sms, credits, seed * 1_000_003 + index,
+                                  observe)  # fmt: skip
+        self._start_busy_window(off, links, now)
         return off
+
+    @staticmethod
+    def _start_busy_window(off, links, now) -> None:
+        """The Channel Busy Monitor's window starts at ``now``."""
+        cubes = len(off.tx_link)
+        off.monitor[0] = now
+        off.monitor[2 : 2 + cubes] = links.busy_ps[off.tx_link]
+        off.monitor[2 + cubes :] = links.busy_ps[off.rx_link]
 
     @staticmethod
     def _check_blocks_fit(blocks, credits) -> None:
@@ -535,9 +612,10 @@ class GpuSystem:
         )
 
     def _run_kernel(self, sm, work, l1, pool, links, events, sm_ports, page, mem, l2, dram,
-                    off, sm_last, start, trace, hook, ratio):  # fmt: skip
+                    off, sm_last, start, trace, hook, ratio, learned):  # fmt: skip
         """Run one launch to its end, handing control back every ``EPOCH_PS`` (watchdog, the
-        ``hook``) and at every epoch of a dynamic offload ratio."""
+        ``hook``), at every epoch of a dynamic offload ratio, and when TOM's learning phase
+        ends (``learned``)."""
         watch = start + EPOCH_PS
         quiet = 0
         last_progress = None
@@ -557,6 +635,9 @@ class GpuSystem:
                 continue
             if status == model.STUCK:
                 raise SimulationError(self._diagnose(sm, mem, dram, pool, trace, reached))
+            if status == model.LEARNED:
+                learned(reached)
+                continue
             if dynamic and reached >= ratio.next_ps:
                 ratio.epoch_end(ratio.next_ps)
             if reached < watch:
@@ -590,6 +671,7 @@ class GpuSystem:
             "occupied warp slots": int((sm.slot_state != smmod.FREE).sum()),
             "offloads not acknowledged": int(off.pending.sum()),
             "offloads waiting for a stack-SM slot": int((off.queue_head >= 0).sum()),
+            "observed learning-phase instances unfinished": int(off.control[ofl.C_LEARN_RUNNING]),
         }
         if off.stats.shape[0]:
             capacity = self._credit_capacity()
@@ -713,8 +795,12 @@ class GpuSystem:
             "colocation": plan.colocation,
         }
         if self.config.ndp.offload == "tom":
-            out["learning_us"] = plan.learning_ps / 1e6
-            out["mapping"] = plan.choice.as_dict() if plan.choice else {"bits": "baseline"}
+            learning = plan.learning
+            if learning is None:
+                out["mapping"] = {"bits": "baseline"}
+                return out
+            out["learning_us"] = learning.end_ps / 1e6  # when the phase ended
+            out["mapping"] = learning.choice.as_dict()
             return out
         capacity = self._credit_capacity()
         out["rdf_hit_rate"] = (totals["rdf_cache_hits"] / totals["rdf_packets"]
