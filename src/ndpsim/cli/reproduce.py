@@ -21,6 +21,17 @@ reproduce_app = typer.Typer(help="Reproduce a paper's key results.", no_args_is_
 app.add_typer(reproduce_app, name="reproduce")
 
 
+# options every experiment takes
+SIZE = typer.Option("small", "--size", "-s", help=f"One of {', '.join(SIZES)}.")
+VARIANTS = typer.Option(
+    None, "--variants", help="Comma-separated systems (default: all; the baseline always runs)."
+)
+SEED = typer.Option(0, "--seed")
+JOBS = typer.Option(None, "--jobs", "-j", help="Worker processes (default: cores).")
+OUT = typer.Option(None, "--out", help="Directory for CSV and PNG files.")
+JSON_PATH = typer.Option(None, "--json", help="Write the results document here.")
+
+
 def _variant_set(text: str | None) -> set[str] | None:
     """The systems ``--variants`` asks for, with the baseline everything is compared with."""
     if not text:
@@ -40,14 +51,12 @@ def _workload_list(text: str | None, default: tuple[str, ...]) -> list[str]:
 @reproduce_app.command("tom")
 @reports_errors
 def tom(
-    size: str = typer.Option("small", "--size", "-s", help=f"One of {', '.join(SIZES)}."),
+    size: str = SIZE,
     workloads: str = typer.Option(
         None, "--workloads", "-w", help="Comma-separated subset (default: TOM's ten)."
     ),
-    variant_names: str = typer.Option(
-        None, "--variants", help="Comma-separated systems (default: all; the baseline always runs)."
-    ),
-    seed: int = typer.Option(0, "--seed"),
+    variant_names: str = VARIANTS,
+    seed: int = SEED,
     warp_scale: int = typer.Option(1, "--stack-warps", help="Stack-SM warp capacity: 1, 2 or 4 x"),
     internal: float = typer.Option(
         2.0, "--internal-bw", help="Internal stack bandwidth, x the 80 GB/s GPU link (1 or 2)."
@@ -55,9 +64,9 @@ def tom(
     cross: float = typer.Option(
         0.5, "--cross-bw", help="Cross-stack link bandwidth, x the GPU link (0.125 .. 1)."
     ),
-    jobs: int = typer.Option(None, "--jobs", "-j", help="Worker processes (default: cores)."),
-    out: Path = typer.Option(None, "--out", help="Directory for CSV and PNG files."),
-    json_path: Path = typer.Option(None, "--json", help="Write the results document here."),
+    jobs: int = JOBS,
+    out: Path = OUT,
+    json_path: Path = JSON_PATH,
 ) -> None:
     """TOM (ISCA 2016): baseline GPU vs NDP with/without offload control and learned mapping."""
     if size not in SIZES:
@@ -128,14 +137,12 @@ def _print_mapping(doc: dict) -> None:
 @reproduce_app.command("sndp")
 @reports_errors
 def sndp(
-    size: str = typer.Option("small", "--size", "-s", help=f"One of {', '.join(SIZES)}."),
+    size: str = SIZE,
     workloads: str = typer.Option(
         None, "--workloads", "-w", help="Comma-separated subset (default: SNDP's ten)."
     ),
-    variant_names: str = typer.Option(
-        None, "--variants", help="Comma-separated systems (default: all; the baseline always runs)."
-    ),
-    seed: int = typer.Option(0, "--seed"),
+    variant_names: str = VARIANTS,
+    seed: int = SEED,
     nsu_mhz: int = typer.Option(350, "--nsu-mhz", help="NSU clock of the NDP systems: 350 or 175."),
     target: str = typer.Option(
         "first", "--target", help="Target NSU: 'first' (sec. 4.1) or 'optimal' (Figure 5)."
@@ -143,9 +150,9 @@ def sndp(
     figure5_only: bool = typer.Option(
         False, "--figure5", help="Only the Figure 5 target-NSU study (no simulation)."
     ),
-    jobs: int = typer.Option(None, "--jobs", "-j", help="Worker processes (default: cores)."),
-    out: Path = typer.Option(None, "--out", help="Directory for CSV and PNG files."),
-    json_path: Path = typer.Option(None, "--json", help="Write the results document here."),
+    jobs: int = JOBS,
+    out: Path = OUT,
+    json_path: Path = JSON_PATH,
 ) -> None:
     """SNDP (SC 2017): baseline GPUs vs NDP with naive, static-ratio and dynamic offloading."""
     if size not in SIZES:
