@@ -322,11 +322,12 @@ class GpuSystem:
         net = self.network
         next_link, _ = net.route_table()
         channels = self.system_dram.organization.channels
+        to_cube, from_cube = self._host_links()
         return model.MemorySide(
             params=p,
             slice_port=slice_ports,
-            to_cube=np.array([net.link_id(net.host, k) for k in range(net.cubes)], np.int64),
-            from_cube=np.array([net.link_id(k, net.host) for k in range(net.cubes)], np.int64),
+            to_cube=to_cube,
+            from_cube=from_cube,
             map_bits=bits,
             map_xor=xor,
             remap=remap,
@@ -519,6 +520,13 @@ class GpuSystem:
         plan.remap_mapping = self.mapping.with_field_at("cube", choice.bit)
         self._place_blocks(plan)
 
+    def _host_links(self) -> tuple[np.ndarray, np.ndarray]:
+        """The GPU's link to each cube and each cube's link back (TX and RX channels)."""
+        net = self.network
+        to_cube = np.array([net.link_id(net.host, k) for k in range(net.cubes)], np.int64)
+        from_cube = np.array([net.link_id(k, net.host) for k in range(net.cubes)], np.int64)
+        return to_cube, from_cube
+
     def _host_links_over_pcie(self, links, pcie: bool, now: int = 0) -> None:
         """During TOM's learning phase the data sits in CPU memory (sec. 4.3): the GPU's
         off-chip accesses cross PCIe, modelled by giving the GPU-stack links PCIe's latency
@@ -526,10 +534,9 @@ class GpuSystem:
         spreads lines evenly over the stacks). Afterwards they are the stack links again, free
         at ``now``: packets still crossing PCIe do not hold them up."""
         c = self.config
-        net = self.network
-        for kind, normal_gbps in (("host-to-cube", c.links.host_to_cube_gbps),
-                                  ("cube-to-host", c.links.cube_to_host_gbps)):  # fmt: skip
-            ids = np.array([i for i, k in enumerate(net.kinds) if k == kind], dtype=np.int64)
+        to_cube, from_cube = self._host_links()
+        for ids, normal_gbps in ((to_cube, c.links.host_to_cube_gbps),
+                                 (from_cube, c.links.cube_to_host_gbps)):  # fmt: skip
             if pcie:
                 linkmod.retune(links, ids, c.ndp.pcie_gbps / len(ids),
                                round(c.ndp.pcie_latency_ns * 500))  # fmt: skip
@@ -568,9 +575,7 @@ class GpuSystem:
         p[ofl.O_DECISION] = ofl.DECIDE_ALWAYS if ndp.decision == "always" else ofl.DECIDE_RATIO
         p[ofl.O_CACHE_AWARE] = int(ndp.cache_aware)
         p[ofl.O_READY_PACKETS] = ndp.ready_packets
-        net = self.network
-        tx = np.array([net.link_id(net.host, k) for k in range(net.cubes)], dtype=np.int64)
-        rx = np.array([net.link_id(k, net.host) for k in range(net.cubes)], dtype=np.int64)
+        tx, rx = self._host_links()
         credits = (ndp.command_entries, ndp.read_data_entries, ndp.write_address_entries)
         if sndp:
             self._check_blocks_fit(candidates, credits)
