@@ -145,6 +145,11 @@ def _hand_back(on_epoch, kernel, links, labels, page_table, sm, mem, dram, time_
     on_epoch(Epoch(time_ps, kernel, links, labels, page_table, sm.stats, mem.stats, dram.stats))
 
 
+def _record_seen(learning: LearningPhase, index: int, off: ofl.OffloadState) -> None:
+    """Hand the instances of launch ``index`` that the analyzer saw whole to the phase."""
+    learning.record(index, np.flatnonzero(off.inst_home == ofl.SEEN))
+
+
 class GpuSystem:
     """The hardware of one GPU system; :meth:`run` simulates a workload on it."""
 
@@ -415,7 +420,7 @@ class GpuSystem:
                                                  page, mem, l2, dram, off, sm_last, now, trace,
                                                  hook, ratio, learned)  # fmt: skip
             if learning is not None and learning.left:  # the phase goes on in the next launch
-                learning.record(index, np.flatnonzero(off.inst_home == ofl.SEEN))
+                _record_seen(learning, index, off)
             sm_stats += sm.stats
             if off.stats.shape[0]:
                 offload_stats += off.stats
@@ -510,10 +515,12 @@ class GpuSystem:
         the allocations they touched with it (into the plan's remap rows, which the memory
         side reads), and place every block under it."""
         learning = plan.learning
+
+        def line_of(address):
+            return page_table.translate(address) >> LINE_SHIFT
+
         choice = learn_mapping(plan.accesses, learning.observed, self.mapping,
-                               self.config.memory.cubes, memory,
-                               lambda address: page_table.translate(address) >> LINE_SHIFT,
-                               )  # fmt: skip
+                               self.config.memory.cubes, memory, line_of)  # fmt: skip
         learning.choice, learning.end_ps = choice, now
         plan.remap[:] = 0
         plan.remap[: len(choice.remap_lines)] = choice.remap_lines
@@ -547,7 +554,7 @@ class GpuSystem:
     def _learned(self, plan, index, off, mem, links, memory, page_table, now) -> None:
         """The learning phase has observed all it wanted during launch ``index``: the mapping
         is chosen and applied to the rest of the run, the data is now in GPU memory."""
-        plan.learning.record(index, np.flatnonzero(off.inst_home == ofl.SEEN))
+        _record_seen(plan.learning, index, off)
         self._end_learning(plan, memory, page_table, now)
         mem.remap_bits[:], mem.remap_xor[:] = plan.remap_mapping.arrays()
         off.inst_dest[:] = plan.launches[index][2]
