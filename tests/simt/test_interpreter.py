@@ -115,7 +115,7 @@ def test_barrier_orders_shared_memory_within_each_cta_only():
     np.testing.assert_array_equal(got, cta * 1000 + (tid + 1) % 96)
     shared = trace.mem_space == MemorySpace.SHARED
     assert shared.sum() == 2 * 4 * 3  # a store and a load per warp, 3 warps per CTA
-    assert trace.addresses[trace.memory_lanes()[...]].size == trace.num_memory_accesses
+    assert trace.all_addresses().size == trace.num_memory_accesses
 
 
 def test_atomics_apply_in_lane_order_and_return_old_values():

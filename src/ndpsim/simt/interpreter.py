@@ -31,7 +31,7 @@ from ndpsim.simt.memory import DeviceMemory
 from ndpsim.simt.semantics import Decoder, Executor, Step
 from ndpsim.simt.state import FULL_MASK, WARP_SIZE, ChunkGeometry, ThreadState
 from ndpsim.simt.values import integer_bits, numpy_dtype
-from ndpsim.trace.trace import LaunchInfo, Trace
+from ndpsim.trace.trace import LaunchInfo, Trace, compact_addresses
 
 _LANE_BITS = (np.uint32(1) << np.arange(WARP_SIZE, dtype=np.uint32)).astype(np.uint32)
 _LANES = np.arange(WARP_SIZE, dtype=np.int64)
@@ -202,7 +202,8 @@ class TraceRecorder:
     """Collects the runs and memory accesses of one chunk into trace columns.
 
     Per call it keeps only the per-warp arrays and the scalars shared by the call; the scalar
-    columns are expanded once, in :meth:`finish`, so recording stays cheap for small groups.
+    columns are expanded, and affine records compacted to base and stride, once, in
+    :meth:`finish`, so recording stays cheap for small groups.
     """
 
     def __init__(self, first_warp: int):
@@ -251,6 +252,10 @@ class TraceRecorder:
             np.concatenate(self._addresses).astype(np.uint64, copy=False)
             if self._addresses else np.zeros(0, np.uint64)
         )  # fmt: skip
+        masks = gather(mem, 3, np.uint32)
+        offsets, bases, strides, addresses = compact_addresses(
+            addresses, gather(mem, 7, np.int64), masks
+        )
         return Trace(
             info,
             run_warp=(gather(runs, 0, np.int64) + first).astype(np.int32),
@@ -261,11 +266,13 @@ class TraceRecorder:
             mem_warp=(gather(mem, 0, np.int64) + first).astype(np.int32),
             mem_pc=expand(mem, mem_counts, 1, np.int32),
             mem_seq=gather(mem, 2, np.int64),
-            mem_mask=gather(mem, 3, np.uint32),
+            mem_mask=masks,
             mem_size=expand(mem, mem_counts, 4, np.uint16),
             mem_kind=expand(mem, mem_counts, 5, np.uint8),
             mem_space=expand(mem, mem_counts, 6, np.uint8),
-            mem_offset=gather(mem, 7, np.int64),
+            mem_offset=offsets,
+            mem_base=bases,
+            mem_stride=strides,
             addresses=addresses,
         )
 

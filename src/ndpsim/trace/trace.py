@@ -4,8 +4,12 @@ A warp executes straight-line code under one active mask, so the trace stores *r
 ``run_warp`` executed pcs ``run_pc .. run_pc + run_length - 1`` with mask ``run_mask``; these are
 instructions ``run_seq ..`` of that warp's own stream. Runs appear in execution order, so each
 warp's stream is its runs in order. Memory instructions add one record each (warp, pc, position in
-the warp's stream, the mask of lanes that accessed memory, size, kind, space) and one address per
-accessing lane, in lane order, in ``addresses`` starting at ``mem_offset``.
+the warp's stream, the mask of lanes that accessed memory, size, kind, space) and its lanes'
+addresses, in one of two forms. Most accesses are affine in the lane index (``a[tid]``,
+``a[tid * k + c]``, a value every lane reads): lane ``l`` accessed ``mem_base + l * mem_stride``,
+and ``mem_offset`` is -1. Any other record keeps one address per accessing lane, in lane order, in
+``addresses`` starting at ``mem_offset``. Storing 16 bytes instead of 256 per regular warp access
+is what lets paper-size inputs fit in memory.
 
 A thread instruction is counted for every lane in the SIMT active mask, whether or not its guard
 predicate held (as GPGPU-Sim counts them).
@@ -23,10 +27,12 @@ from enum import IntEnum
 from pathlib import Path
 
 import numpy as np
+from numba import njit
 
 from ndpsim.errors import TraceFormatError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: affine records (mem_base, mem_stride)
+AFFINE = -1  # mem_offset of a record stored as base + lane * stride
 
 
 class MemoryKind(IntEnum):
@@ -81,6 +87,8 @@ MEMORY_COLUMNS = {
     "mem_kind": np.uint8,
     "mem_space": np.uint8,
     "mem_offset": np.int64,
+    "mem_base": np.uint64,
+    "mem_stride": np.int64,
 }
 COLUMNS = {**RUN_COLUMNS, **MEMORY_COLUMNS, "addresses": np.uint64}
 
@@ -88,6 +96,87 @@ COLUMNS = {**RUN_COLUMNS, **MEMORY_COLUMNS, "addresses": np.uint64}
 def popcount(masks: np.ndarray) -> np.ndarray:
     """Set bits of each uint32 mask, as int64."""
     return np.bitwise_count(masks.astype(np.uint32)).astype(np.int64)
+
+
+def _lanes_of(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For every set bit of ``masks``, in order (record by record, lanes ascending): its record
+    and its lane."""
+    bits = (masks.astype(np.uint32)[:, None] >> np.arange(32, dtype=np.uint32)) & 1
+    return np.nonzero(bits)
+
+
+def compact_addresses(
+    addresses: np.ndarray, offsets: np.ndarray, masks: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Store affine records as base and stride, and keep only the others' addresses.
+
+    Record ``r`` accessed, in lane order, ``addresses[offsets[r] ...]``, one per set bit of
+    ``masks[r]``. Returns the columns (mem_offset, mem_base, mem_stride, addresses) of the
+    compact form; arithmetic wraps as addresses do.
+    """
+    if addresses.dtype == np.uint64:
+        addresses = addresses.view(np.int64)
+    offsets, bases, strides, kept = _compact(
+        addresses.astype(np.int64, copy=False), offsets.astype(np.int64, copy=False), masks
+    )
+    return offsets, bases.view(np.uint64), strides, kept.view(np.uint64)
+
+
+@njit(cache=True)
+def _compact(addresses, offsets, masks):  # pragma: no cover - compiled
+    n = masks.shape[0]
+    out_offsets = np.empty(n, dtype=np.int64)
+    base = np.zeros(n, dtype=np.int64)
+    stride = np.zeros(n, dtype=np.int64)
+    kept = np.empty(addresses.shape[0], dtype=np.int64)
+    k = 0
+    for r in range(n):
+        first = offsets[r]
+        mask = np.int64(masks[r])
+        i = first
+        first_lane = -1
+        affine = True
+        for lane in range(32):
+            if not (mask >> lane) & 1:
+                continue
+            a = addresses[i]
+            i += 1
+            if first_lane < 0:
+                first_lane = lane
+                base[r] = a
+            elif i == first + 2:  # the second lane fixes the stride
+                stride[r] = (a - addresses[first]) // (lane - first_lane)
+                base[r] = addresses[first] - first_lane * stride[r]
+            if base[r] + lane * stride[r] != a:
+                affine = False
+                break
+        if affine:
+            out_offsets[r] = AFFINE
+            continue
+        base[r] = 0
+        stride[r] = 0
+        out_offsets[r] = k
+        for lane in range(32):
+            if (mask >> lane) & 1:
+                kept[k] = addresses[first]
+                first += 1
+                k += 1
+    return out_offsets, base, stride, kept[:k].copy()
+
+
+def expand_addresses(masks, offsets, bases, strides, addresses) -> np.ndarray:
+    """Every lane access's address (uint64), record after record, each record's lanes in
+    order: the explicit and affine records of a trace's columns, written out."""
+    record, lane = _lanes_of(masks)
+    counts = popcount(masks)
+    first = np.cumsum(counts) - counts
+    with np.errstate(over="ignore"):
+        affine = bases.astype(np.int64)[record] + lane * strides[record]
+    explicit = offsets[record] != AFFINE
+    index = offsets[record] + (np.arange(len(record)) - first[record])
+    out = affine.astype(np.uint64)
+    out[explicit] = addresses[index[explicit]]
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -108,6 +197,8 @@ class Trace:
     mem_kind: np.ndarray
     mem_space: np.ndarray
     mem_offset: np.ndarray
+    mem_base: np.ndarray
+    mem_stride: np.ndarray
     addresses: np.ndarray
 
     # ------------------------------------------------------------------------ summaries
@@ -127,7 +218,7 @@ class Trace:
     @property
     def num_memory_accesses(self) -> int:
         """Per-lane memory accesses."""
-        return len(self.addresses)
+        return int(popcount(self.mem_mask).sum())
 
     @property
     def num_warps(self) -> int:
@@ -167,13 +258,24 @@ class Trace:
     def lane_addresses(self, record: int) -> np.ndarray:
         """The addresses accessed by memory record ``record``, one per set bit of its mask."""
         start = int(self.mem_offset[record])
+        if start == AFFINE:
+            lanes = np.flatnonzero((int(self.mem_mask[record]) >> np.arange(32)) & 1)
+            with np.errstate(over="ignore"):
+                base = self.mem_base[record : record + 1].view(np.int64)
+                return (base + lanes * self.mem_stride[record]).astype(np.uint64)
         count = int(np.bitwise_count(self.mem_mask[record]))
         return self.addresses[start : start + count]
 
     def memory_lanes(self) -> np.ndarray:
-        """For every entry of ``addresses``, the index of its memory record."""
+        """For every lane access (as :meth:`all_addresses` lists them), its memory record."""
         counts = popcount(self.mem_mask)
         return np.repeat(np.arange(len(counts)), counts)
+
+    def all_addresses(self) -> np.ndarray:
+        """Every lane access's address, record after record, each record's lanes in order."""
+        return expand_addresses(
+            self.mem_mask, self.mem_offset, self.mem_base, self.mem_stride, self.addresses
+        )
 
     # ---------------------------------------------------------------------- combination
     @staticmethod
@@ -188,8 +290,9 @@ class Trace:
         columns = {name: np.concatenate([getattr(t, name) for t in traces]) for name in COLUMNS}
         shift = np.cumsum([0] + [len(t.addresses) for t in traces[:-1]])
         columns["mem_offset"] = np.concatenate(
-            [t.mem_offset + s for t, s in zip(traces, shift, strict=True)]
-        )
+            [np.where(t.mem_offset == AFFINE, AFFINE, t.mem_offset + s)
+             for t, s in zip(traces, shift, strict=True)]
+        )  # fmt: skip
         info = replace(first.info, cta_end=traces[-1].info.cta_end)
         return Trace(info=info, **columns)
 
@@ -214,8 +317,9 @@ class Trace:
         counts = popcount(self.mem_mask)
         if np.any(counts == 0):
             raise TraceFormatError(f"{source}: column 'mem_mask' has a record with no lanes")
-        if len(self.mem_offset) and (
-            self.mem_offset.min() < 0 or (self.mem_offset + counts).max() > len(self.addresses)
+        explicit = self.mem_offset != AFFINE
+        if np.any(self.mem_offset < AFFINE) or np.any(
+            self.mem_offset[explicit] + counts[explicit] > len(self.addresses)
         ):
             raise TraceFormatError(
                 f"{source}: column 'mem_offset' points outside 'addresses' "
@@ -263,16 +367,19 @@ def _read_launches(path: Path, data) -> list[Trace]:
         header = json.loads(str(data["header"]))
     except json.JSONDecodeError as exc:
         raise TraceFormatError(f"{path}: corrupt header ({exc})") from None
-    if header.get("format") != "ndpsim-trace" or header.get("version") != FORMAT_VERSION:
+    version = header.get("version")
+    if header.get("format") != "ndpsim-trace" or version not in (1, FORMAT_VERSION):
         raise TraceFormatError(
-            f"{path}: format {header.get('format')!r} version {header.get('version')!r}, "
-            f"expected 'ndpsim-trace' version {FORMAT_VERSION}"
+            f"{path}: format {header.get('format')!r} version {version!r}, "
+            f"expected 'ndpsim-trace' version 1 or {FORMAT_VERSION}"
         )
     traces = []
     for i, raw_info in enumerate(header.get("launches", [])):
         columns = {}
         for name, dtype in COLUMNS.items():
             key = f"launch{i}/{name}"
+            if version == 1 and name in ("mem_base", "mem_stride"):
+                continue  # version 1 kept every record's addresses explicitly
             if key not in data.files:
                 raise TraceFormatError(f"{path}: missing column {key!r}")
             column = data[key]
@@ -282,6 +389,10 @@ def _read_launches(path: Path, data) -> list[Trace]:
                     f"expected {np.dtype(dtype)}[1d]"
                 )
             columns[name] = column
+        if version == 1:
+            records = len(columns["mem_offset"])
+            columns["mem_base"] = np.zeros(records, dtype=np.uint64)
+            columns["mem_stride"] = np.zeros(records, dtype=np.int64)
         try:
             raw_info["grid"] = tuple(raw_info["grid"])
             raw_info["block"] = tuple(raw_info["block"])

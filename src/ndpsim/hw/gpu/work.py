@@ -232,11 +232,28 @@ def _bank_conflict(addresses, first, count, words, per_bank):
 
 
 @njit(cache=True)
-def _coalesce(addresses, offsets, lane_counts, sizes, spaces, order, shared_space):
+def _lane_addresses(addresses, offsets, masks, bases, strides, r, out):
+    """Write record ``r``'s lane addresses, in lane order, to ``out``; returns how many. An
+    affine record (offset -1) is written out from its base and stride. All int64: device
+    addresses are below 2**63."""
+    n = 0
+    for lane in range(32):
+        if (masks[r] >> lane) & 1:
+            if offsets[r] >= 0:
+                out[n] = addresses[offsets[r] + n]
+            else:
+                out[n] = bases[r] + lane * strides[r]
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def _coalesce(addresses, offsets, masks, bases, strides, sizes, spaces, order, shared_space):
     """Line transactions of the memory records taken in ``order``: per record its first
     transaction and count, each transaction's line and the bytes its lanes touch; and each
     record's shared-memory bank conflict degree (1 for other spaces)."""
     n = order.shape[0]
+    lanes = np.empty(32, dtype=np.int64)
     scratch = np.empty((32, 2), dtype=np.int64)
     words = np.empty(32, dtype=np.int64)
     per_bank = np.zeros(32, dtype=np.int64)
@@ -247,11 +264,12 @@ def _coalesce(addresses, offsets, lane_counts, sizes, spaces, order, shared_spac
     for i in range(n):  # first pass: how many transactions
         r = order[i]
         tx_first[i] = total
+        count = _lane_addresses(addresses, offsets, masks, bases, strides, r, lanes)
         if spaces[r] == shared_space:
             tx_count[i] = 0
-            conflict[i] = _bank_conflict(addresses, offsets[r], lane_counts[r], words, per_bank)
+            conflict[i] = _bank_conflict(lanes, 0, count, words, per_bank)
         else:
-            tx_count[i] = _distinct_lines(addresses, offsets[r], lane_counts[r], scratch)
+            tx_count[i] = _distinct_lines(lanes, 0, count, scratch)
         total += tx_count[i]
     tx_line = np.empty(total, dtype=np.int64)
     tx_bytes = np.empty(total, dtype=np.int64)
@@ -259,7 +277,8 @@ def _coalesce(addresses, offsets, lane_counts, sizes, spaces, order, shared_spac
         r = order[i]
         if tx_count[i] == 0:
             continue
-        _distinct_lines(addresses, offsets[r], lane_counts[r], scratch)
+        count = _lane_addresses(addresses, offsets, masks, bases, strides, r, lanes)
+        _distinct_lines(lanes, 0, count, scratch)
         for k in range(tx_count[i]):
             tx_line[tx_first[i] + k] = scratch[k, 0]
             tx_bytes[tx_first[i] + k] = min(scratch[k, 1] * np.int64(sizes[r]), LINE_BYTES)
@@ -293,8 +312,9 @@ def build_kernel_work(trace: Trace, module: Module) -> KernelWork:
     inst_mem = np.full(len(inst_pc), -1, dtype=np.int64)
     inst_mem[mem_inst[mem_order]] = np.arange(len(mem_order))
     tx_first, tx_count, tx_line, tx_bytes, conflict = _coalesce(
-        trace.addresses, trace.mem_offset, popcount(trace.mem_mask), trace.mem_size,
-        trace.mem_space, mem_order, int(MemorySpace.SHARED),
+        trace.addresses.view(np.int64), trace.mem_offset, trace.mem_mask.astype(np.int64),
+        trace.mem_base.view(np.int64), trace.mem_stride, trace.mem_size, trace.mem_space,
+        mem_order, int(MemorySpace.SHARED),
     )  # fmt: skip
     program = compile_program(function, module)
     src_first, src, dst_first, dst, num_registers = _register_sets(function)
