@@ -7,7 +7,7 @@ import pytest
 
 from ndpsim.errors import LaunchError, MemoryAccessError, SimulationError
 from ndpsim.ptx import DeviceMemory, launch
-from ndpsim.trace.trace import MemoryKind, MemorySpace, popcount
+from ndpsim.trace.trace import AFFINE, NARROW, MemoryKind, MemorySpace, popcount
 from tests.simt.harness import module_from
 
 INDEX = """
@@ -314,8 +314,13 @@ def test_launch_arguments_are_checked():
         launch(module, "k", 0, 32, [mem.alloc(4)], mem)
 
 
-def test_chunking_changes_neither_results_nor_any_warp_stream():
+def test_chunking_changes_neither_results_nor_any_warp_stream_nor_address():
     body = """
+    mul.lo.u32 %r11, %r4, 37;
+    rem.u32 %r11, %r11, 1024;
+    mul.wide.u32 %rd4, %r11, 4;
+    add.s64 %rd4, %rd1, %rd4;
+    ld.global.u32 %r12, [%rd4];
     rem.u32 %r7, %r4, 9;
     mov.u32 %r10, 0;
     setp.eq.s32 %p3, %r7, 0;
@@ -342,6 +347,17 @@ $STORE:
         np.testing.assert_array_equal(a, b)
     assert t1.num_thread_instructions == t2.num_thread_instructions
     assert popcount(t1.mem_mask).sum() == t1.num_memory_accesses
+
+    def accesses(trace):  # each record's addresses, in warp-stream order
+        everything = trace.all_addresses()
+        counts = popcount(trace.mem_mask)
+        first = np.cumsum(counts) - counts
+        order = np.lexsort((trace.mem_seq, trace.mem_warp))
+        return [everything[first[r] : first[r] + counts[r]].tolist() for r in order]
+
+    assert accesses(t1) == accesses(t2)
+    # the scrambled load is listed, lane by lane; the store is affine
+    assert {AFFINE, NARROW} <= set(t2.mem_form.tolist())
 
 
 def test_module_scope_dynamic_shared_memory_is_laid_out_for_the_kernel():

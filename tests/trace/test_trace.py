@@ -16,6 +16,8 @@ from ndpsim.ptx import load_traces, save_traces
 from ndpsim.trace.trace import (
     AFFINE,
     COLUMNS,
+    NARROW,
+    WIDE,
     Trace,
     compact_addresses,
     expand_addresses,
@@ -90,67 +92,73 @@ def test_corrupt_files_are_reported_with_their_problem(tmp_path, bfs_traces):
     assert zipfile.is_zipfile(good)
 
 
-def test_memory_records_point_inside_the_address_column(bfs_traces):
+def test_memory_records_point_inside_their_address_columns(bfs_traces):
     for trace in bfs_traces:
         trace.validate()
-        explicit = trace.mem_offset != AFFINE
-        assert popcount(trace.mem_mask[explicit]).sum() == len(trace.addresses)
+        counts = popcount(trace.mem_mask)
+        assert counts[trace.mem_form == NARROW].sum() == len(trace.lane_offsets)
+        assert counts[trace.mem_form == WIDE].sum() == len(trace.addresses)
         everything = trace.all_addresses()
         assert len(trace.memory_lanes()) == len(everything) == trace.num_memory_accesses
-        first = np.cumsum(popcount(trace.mem_mask)) - popcount(trace.mem_mask)
+        first = np.cumsum(counts) - counts
         for record in range(trace.num_memory_instructions):
             lanes = trace.lane_addresses(record)
-            assert len(lanes) == bin(int(trace.mem_mask[record])).count("1")
+            assert len(lanes) == counts[record]
             np.testing.assert_array_equal(lanes, everything[first[record] :][: len(lanes)])
 
 
-def test_bfs_keeps_its_gathers_explicit_and_its_regular_accesses_affine(bfs_traces):
-    offsets = np.concatenate([t.mem_offset for t in bfs_traces])
-    assert (offsets == AFFINE).any() and (offsets != AFFINE).any()
+def test_bfs_keeps_its_gathers_listed_and_its_regular_accesses_affine(bfs_traces):
+    forms = np.concatenate([t.mem_form for t in bfs_traces])
+    assert (forms == AFFINE).any() and (forms == NARROW).any()
 
 
 _record = st.tuples(
     st.integers(1, 2**32 - 1),  # lane mask
-    st.booleans(),  # affine?
+    st.sampled_from(["affine", "near", "far"]),  # how the lanes' addresses are spread
     st.integers(0, 2**40),  # base
     st.sampled_from([0, 1, 4, 8, -4, 128, 136, 4096]),  # stride
     st.integers(0, 2**32),  # seed for the scattered addresses
 )
+_SPREAD = {"near": 2**20, "far": 2**40}
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(_record, min_size=1, max_size=12))
-def test_affine_records_are_found_and_expand_back_exactly(records):
+def test_records_take_their_compact_form_and_expand_back_exactly(records):
     masks = np.array([r[0] for r in records], dtype=np.uint32)
     counts = popcount(masks)
     parts = []
-    for mask, affine, base, stride, seed in records:
+    for mask, spread, base, stride, seed in records:
         lanes = np.flatnonzero((mask >> np.arange(32)) & 1)
-        if affine:
+        if spread == "affine":
             parts.append(base + lanes * stride)
         else:
-            parts.append(np.random.default_rng(seed).integers(0, 2**40, len(lanes)))
+            rng = np.random.default_rng(seed)
+            parts.append(base + rng.integers(0, _SPREAD[spread], len(lanes)))
     addresses = np.concatenate(parts).astype(np.uint64)
-    starts = np.cumsum(counts) - counts
-    offsets, bases, strides, kept = compact_addresses(addresses, starts, masks)
-    for (_, affine, *_), offset in zip(records, offsets, strict=True):
-        assert offset == AFFINE or not affine
-    assert len(kept) == counts[offsets != AFFINE].sum()
-    np.testing.assert_array_equal(expand_addresses(masks, offsets, bases, strides, kept), addresses)
+    columns = compact_addresses(addresses, np.cumsum(counts) - counts, masks)
+    for (_, spread, *_), form in zip(records, columns["mem_form"], strict=True):
+        if spread == "affine":
+            assert form == AFFINE
+        elif spread == "near":
+            assert form in (AFFINE, NARROW)
+    columns["mem_mask"] = masks
+    np.testing.assert_array_equal(expand_addresses(columns), addresses)
 
 
-def test_version_1_files_load_with_every_record_explicit(tmp_path, bfs_traces):
+def test_version_1_files_load_with_every_address_listed(tmp_path, bfs_traces):
     trace = bfs_traces[0]
     counts = popcount(trace.mem_mask)
     arrays = {f"launch0/{name}": getattr(trace, name) for name in COLUMNS}
-    del arrays["launch0/mem_base"], arrays["launch0/mem_stride"]
+    for name in ("mem_form", "mem_base", "mem_stride", "lane_offsets"):
+        del arrays[f"launch0/{name}"]
     arrays["launch0/addresses"] = trace.all_addresses()
     arrays["launch0/mem_offset"] = np.cumsum(counts) - counts
     header = {"format": "ndpsim-trace", "version": 1, "launches": [asdict(trace.info)]}
     arrays["header"] = np.array(json.dumps(header))
     np.savez(tmp_path / "v1.npz", **arrays)
     (old,) = load_traces(tmp_path / "v1.npz")
-    assert (old.mem_offset != AFFINE).all()
+    assert (old.mem_form == WIDE).all()
     np.testing.assert_array_equal(old.all_addresses(), trace.all_addresses())
 
 

@@ -253,9 +253,7 @@ class TraceRecorder:
             if self._addresses else np.zeros(0, np.uint64)
         )  # fmt: skip
         masks = gather(mem, 3, np.uint32)
-        offsets, bases, strides, addresses = compact_addresses(
-            addresses, gather(mem, 7, np.int64), masks
-        )
+        lanes = compact_addresses(addresses, gather(mem, 7, np.int64), masks)
         return Trace(
             info,
             run_warp=(gather(runs, 0, np.int64) + first).astype(np.int32),
@@ -270,10 +268,7 @@ class TraceRecorder:
             mem_size=expand(mem, mem_counts, 4, np.uint16),
             mem_kind=expand(mem, mem_counts, 5, np.uint8),
             mem_space=expand(mem, mem_counts, 6, np.uint8),
-            mem_offset=offsets,
-            mem_base=bases,
-            mem_stride=strides,
-            addresses=addresses,
+            **lanes,
         )
 
 

@@ -5,11 +5,13 @@ A warp executes straight-line code under one active mask, so the trace stores *r
 instructions ``run_seq ..`` of that warp's own stream. Runs appear in execution order, so each
 warp's stream is its runs in order. Memory instructions add one record each (warp, pc, position in
 the warp's stream, the mask of lanes that accessed memory, size, kind, space) and its lanes'
-addresses, in one of two forms. Most accesses are affine in the lane index (``a[tid]``,
-``a[tid * k + c]``, a value every lane reads): lane ``l`` accessed ``mem_base + l * mem_stride``,
-and ``mem_offset`` is -1. Any other record keeps one address per accessing lane, in lane order, in
-``addresses`` starting at ``mem_offset``. Storing 16 bytes instead of 256 per regular warp access
-is what lets paper-size inputs fit in memory.
+addresses, in one of three forms (``mem_form``). Most accesses are affine in the lane index
+(``a[tid]``, ``a[tid * k + c]``, a value every lane reads): lane ``l`` accessed
+``mem_base + l * mem_stride``. Any other record lists one address per accessing lane, in lane
+order, from ``mem_offset`` on: as 4-byte offsets from ``mem_base`` in ``lane_offsets`` when its
+lanes lie within 4 GiB of each other, else whole in ``addresses``. A full warp's regular access
+then needs 17 bytes of record columns instead of 256 bytes of addresses, and a gather half its
+old size: that is what lets paper-size inputs fit in memory.
 
 A thread instruction is counted for every lane in the SIMT active mask, whether or not its guard
 predicate held (as GPGPU-Sim counts them).
@@ -31,8 +33,8 @@ from numba import njit
 
 from ndpsim.errors import TraceFormatError
 
-FORMAT_VERSION = 2  # 2: affine records (mem_base, mem_stride)
-AFFINE = -1  # mem_offset of a record stored as base + lane * stride
+FORMAT_VERSION = 2  # 2: records in three forms (mem_form); 1 listed every lane's address
+AFFINE, NARROW, WIDE = 0, 1, 2  # mem_form: base + lane * stride; lane_offsets; addresses
 
 
 class MemoryKind(IntEnum):
@@ -86,11 +88,13 @@ MEMORY_COLUMNS = {
     "mem_size": np.uint16,
     "mem_kind": np.uint8,
     "mem_space": np.uint8,
+    "mem_form": np.uint8,
     "mem_offset": np.int64,
     "mem_base": np.uint64,
     "mem_stride": np.int64,
 }
-COLUMNS = {**RUN_COLUMNS, **MEMORY_COLUMNS, "addresses": np.uint64}
+LANE_COLUMNS = {"lane_offsets": np.uint32, "addresses": np.uint64}
+COLUMNS = {**RUN_COLUMNS, **MEMORY_COLUMNS, **LANE_COLUMNS}
 
 
 def popcount(masks: np.ndarray) -> np.ndarray:
@@ -105,78 +109,102 @@ def _lanes_of(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.nonzero(bits)
 
 
-def compact_addresses(
-    addresses: np.ndarray, offsets: np.ndarray, masks: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Store affine records as base and stride, and keep only the others' addresses.
+def compact_addresses(addresses: np.ndarray, offsets: np.ndarray, masks: np.ndarray) -> dict:
+    """The compact form of memory records listed in full.
 
     Record ``r`` accessed, in lane order, ``addresses[offsets[r] ...]``, one per set bit of
-    ``masks[r]``. Returns the columns (mem_offset, mem_base, mem_stride, addresses) of the
-    compact form; arithmetic wraps as addresses do.
+    ``masks[r]``. Returns the columns ``mem_form``, ``mem_offset``, ``mem_base``,
+    ``mem_stride``, ``lane_offsets`` and ``addresses`` (arithmetic wraps as addresses do).
     """
     if addresses.dtype == np.uint64:
         addresses = addresses.view(np.int64)
-    offsets, bases, strides, kept = _compact(
+    form, offset, base, stride, narrow, wide = _compact(
         addresses.astype(np.int64, copy=False), offsets.astype(np.int64, copy=False), masks
     )
-    return offsets, bases.view(np.uint64), strides, kept.view(np.uint64)
+    return {
+        "mem_form": form,
+        "mem_offset": offset,
+        "mem_base": base.view(np.uint64),
+        "mem_stride": stride,
+        "lane_offsets": narrow,
+        "addresses": wide.view(np.uint64),
+    }
 
 
 @njit(cache=True)
 def _compact(addresses, offsets, masks):  # pragma: no cover - compiled
     n = masks.shape[0]
-    out_offsets = np.empty(n, dtype=np.int64)
+    form = np.empty(n, dtype=np.uint8)
+    offset = np.zeros(n, dtype=np.int64)
     base = np.zeros(n, dtype=np.int64)
     stride = np.zeros(n, dtype=np.int64)
-    kept = np.empty(addresses.shape[0], dtype=np.int64)
-    k = 0
+    narrow = np.empty(addresses.shape[0], dtype=np.uint32)
+    wide = np.empty(addresses.shape[0], dtype=np.int64)
+    kn = 0
+    kw = 0
     for r in range(n):
         first = offsets[r]
         mask = np.int64(masks[r])
         i = first
         first_lane = -1
         affine = True
+        lo = addresses[first]
+        hi = lo
         for lane in range(32):
             if not (mask >> lane) & 1:
                 continue
             a = addresses[i]
             i += 1
+            lo = min(lo, a)
+            hi = max(hi, a)
             if first_lane < 0:
                 first_lane = lane
                 base[r] = a
             elif i == first + 2:  # the second lane fixes the stride
                 stride[r] = (a - addresses[first]) // (lane - first_lane)
                 base[r] = addresses[first] - first_lane * stride[r]
-            if base[r] + lane * stride[r] != a:
+            if affine and base[r] + lane * stride[r] != a:
                 affine = False
-                break
         if affine:
-            out_offsets[r] = AFFINE
+            form[r] = AFFINE
             continue
-        base[r] = 0
         stride[r] = 0
-        out_offsets[r] = k
-        for lane in range(32):
-            if (mask >> lane) & 1:
-                kept[k] = addresses[first]
-                first += 1
-                k += 1
-    return out_offsets, base, stride, kept[:k].copy()
+        count = i - first
+        if 0 <= hi - lo < 1 << 32:
+            form[r] = NARROW
+            base[r] = lo
+            offset[r] = kn
+            for j in range(count):
+                narrow[kn] = np.uint32(addresses[first + j] - lo)
+                kn += 1
+        else:
+            form[r] = WIDE
+            base[r] = 0
+            offset[r] = kw
+            for j in range(count):
+                wide[kw] = addresses[first + j]
+                kw += 1
+    return form, offset, base, stride, narrow[:kn].copy(), wide[:kw].copy()
 
 
-def expand_addresses(masks, offsets, bases, strides, addresses) -> np.ndarray:
+def expand_addresses(columns) -> np.ndarray:
     """Every lane access's address (uint64), record after record, each record's lanes in
-    order: the explicit and affine records of a trace's columns, written out."""
+    order, from a trace's memory columns (a :class:`Trace` or a dict of them)."""
+    get = columns.__getitem__ if isinstance(columns, dict) else lambda n: getattr(columns, n)
+    masks, forms, offsets = get("mem_mask"), get("mem_form"), get("mem_offset")
     record, lane = _lanes_of(masks)
     counts = popcount(masks)
-    first = np.cumsum(counts) - counts
+    within = np.arange(len(record)) - (np.cumsum(counts) - counts)[record]
+    index = offsets[record] + within
+    bases = get("mem_base").view(np.int64)[record]
+    form = forms[record]
     with np.errstate(over="ignore"):
-        affine = bases.astype(np.int64)[record] + lane * strides[record]
-    explicit = offsets[record] != AFFINE
-    index = offsets[record] + (np.arange(len(record)) - first[record])
-    out = affine.astype(np.uint64)
-    out[explicit] = addresses[index[explicit]]
-    return out
+        out = bases + lane * get("mem_stride")[record]
+        narrow = form == NARROW
+        out[narrow] = bases[narrow] + get("lane_offsets")[index[narrow]].astype(np.int64)
+    wide = form == WIDE
+    out[wide] = get("addresses")[index[wide]].view(np.int64)
+    return out.view(np.uint64)
 
 
 @dataclass(frozen=True, eq=False)
@@ -196,9 +224,11 @@ class Trace:
     mem_size: np.ndarray
     mem_kind: np.ndarray
     mem_space: np.ndarray
+    mem_form: np.ndarray
     mem_offset: np.ndarray
     mem_base: np.ndarray
     mem_stride: np.ndarray
+    lane_offsets: np.ndarray
     addresses: np.ndarray
 
     # ------------------------------------------------------------------------ summaries
@@ -257,14 +287,17 @@ class Trace:
 
     def lane_addresses(self, record: int) -> np.ndarray:
         """The addresses accessed by memory record ``record``, one per set bit of its mask."""
+        lanes = np.flatnonzero((int(self.mem_mask[record]) >> np.arange(32)) & 1)
         start = int(self.mem_offset[record])
-        if start == AFFINE:
-            lanes = np.flatnonzero((int(self.mem_mask[record]) >> np.arange(32)) & 1)
-            with np.errstate(over="ignore"):
-                base = self.mem_base[record : record + 1].view(np.int64)
-                return (base + lanes * self.mem_stride[record]).astype(np.uint64)
-        count = int(np.bitwise_count(self.mem_mask[record]))
-        return self.addresses[start : start + count]
+        base = self.mem_base[record : record + 1].view(np.int64)
+        form = self.mem_form[record]
+        if form == WIDE:
+            return self.addresses[start : start + len(lanes)]
+        with np.errstate(over="ignore"):
+            if form == NARROW:
+                delta = self.lane_offsets[start : start + len(lanes)].astype(np.int64)
+                return (base + delta).astype(np.uint64)
+            return (base + lanes * self.mem_stride[record]).astype(np.uint64)
 
     def memory_lanes(self) -> np.ndarray:
         """For every lane access (as :meth:`all_addresses` lists them), its memory record."""
@@ -273,9 +306,7 @@ class Trace:
 
     def all_addresses(self) -> np.ndarray:
         """Every lane access's address, record after record, each record's lanes in order."""
-        return expand_addresses(
-            self.mem_mask, self.mem_offset, self.mem_base, self.mem_stride, self.addresses
-        )
+        return expand_addresses(self)
 
     # ---------------------------------------------------------------------- combination
     @staticmethod
@@ -288,11 +319,14 @@ class Trace:
             if nxt.info.cta_begin != prev.info.cta_end or nxt.info.kernel != first.info.kernel:
                 raise ValueError("traces must be consecutive CTA ranges of the same launch")
         columns = {name: np.concatenate([getattr(t, name) for t in traces]) for name in COLUMNS}
-        shift = np.cumsum([0] + [len(t.addresses) for t in traces[:-1]])
-        columns["mem_offset"] = np.concatenate(
-            [np.where(t.mem_offset == AFFINE, AFFINE, t.mem_offset + s)
-             for t, s in zip(traces, shift, strict=True)]
-        )  # fmt: skip
+        offsets = []  # each explicit record's offset moves by its form's entries before it
+        narrow_before = wide_before = 0
+        for t in traces:
+            shift = np.where(t.mem_form == NARROW, narrow_before, 0)
+            offsets.append(t.mem_offset + np.where(t.mem_form == WIDE, wide_before, shift))
+            narrow_before += len(t.lane_offsets)
+            wide_before += len(t.addresses)
+        columns["mem_offset"] = np.concatenate(offsets)
         info = replace(first.info, cta_end=traces[-1].info.cta_end)
         return Trace(info=info, **columns)
 
@@ -317,14 +351,17 @@ class Trace:
         counts = popcount(self.mem_mask)
         if np.any(counts == 0):
             raise TraceFormatError(f"{source}: column 'mem_mask' has a record with no lanes")
-        explicit = self.mem_offset != AFFINE
-        if np.any(self.mem_offset < AFFINE) or np.any(
-            self.mem_offset[explicit] + counts[explicit] > len(self.addresses)
-        ):
-            raise TraceFormatError(
-                f"{source}: column 'mem_offset' points outside 'addresses' "
-                f"({len(self.addresses)} entries)"
-            )
+        if np.any(self.mem_form > WIDE):
+            raise TraceFormatError(f"{source}: column 'mem_form' has a form other than 0, 1, 2")
+        for form, column in ((NARROW, "lane_offsets"), (WIDE, "addresses")):
+            listed = self.mem_form == form
+            size = len(getattr(self, column))
+            if np.any(self.mem_offset[listed] < 0) or np.any(
+                self.mem_offset[listed] + counts[listed] > size
+            ):
+                raise TraceFormatError(
+                    f"{source}: column 'mem_offset' points outside '{column}' ({size} entries)"
+                )
         if len(self.run_length) and self.run_length.min() <= 0:
             raise TraceFormatError(f"{source}: column 'run_length' has a non-positive length")
         if len(self.run_warp) and (self.run_warp.min() < 0):
@@ -378,8 +415,8 @@ def _read_launches(path: Path, data) -> list[Trace]:
         columns = {}
         for name, dtype in COLUMNS.items():
             key = f"launch{i}/{name}"
-            if version == 1 and name in ("mem_base", "mem_stride"):
-                continue  # version 1 kept every record's addresses explicitly
+            if version == 1 and name in ("mem_form", "mem_base", "mem_stride", "lane_offsets"):
+                continue  # version 1 listed every lane's address
             if key not in data.files:
                 raise TraceFormatError(f"{path}: missing column {key!r}")
             column = data[key]
@@ -391,8 +428,10 @@ def _read_launches(path: Path, data) -> list[Trace]:
             columns[name] = column
         if version == 1:
             records = len(columns["mem_offset"])
+            columns["mem_form"] = np.full(records, WIDE, dtype=np.uint8)
             columns["mem_base"] = np.zeros(records, dtype=np.uint64)
             columns["mem_stride"] = np.zeros(records, dtype=np.int64)
+            columns["lane_offsets"] = np.zeros(0, dtype=np.uint32)
         try:
             raw_info["grid"] = tuple(raw_info["grid"])
             raw_info["block"] = tuple(raw_info["block"])

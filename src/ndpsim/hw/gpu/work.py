@@ -25,7 +25,7 @@ from numba import njit
 from ndpsim.analysis import Kind, analyze
 from ndpsim.frontend.ir import Function, Module, Space
 from ndpsim.simt.interpreter import compile_program
-from ndpsim.trace.trace import MemoryKind, MemorySpace, Trace, popcount
+from ndpsim.trace.trace import AFFINE, NARROW, MemoryKind, MemorySpace, Trace, popcount
 
 LINE_BYTES = 128
 LINE_SHIFT = 7
@@ -232,23 +232,26 @@ def _bank_conflict(addresses, first, count, words, per_bank):
 
 
 @njit(cache=True)
-def _lane_addresses(addresses, offsets, masks, bases, strides, r, out):
-    """Write record ``r``'s lane addresses, in lane order, to ``out``; returns how many. An
-    affine record (offset -1) is written out from its base and stride. All int64: device
-    addresses are below 2**63."""
+def _lane_addresses(columns, r, out):
+    """Write record ``r``'s lane addresses, in lane order, to ``out``; returns how many.
+    ``columns`` holds the trace's (mem_form, mem_offset, mem_mask, mem_base, mem_stride,
+    lane_offsets, addresses), all int64 but the offsets: device addresses are below 2**63."""
+    forms, offsets, masks, bases, strides, narrow, wide = columns
     n = 0
     for lane in range(32):
         if (masks[r] >> lane) & 1:
-            if offsets[r] >= 0:
-                out[n] = addresses[offsets[r] + n]
-            else:
+            if forms[r] == AFFINE:
                 out[n] = bases[r] + lane * strides[r]
+            elif forms[r] == NARROW:
+                out[n] = bases[r] + np.int64(narrow[offsets[r] + n])
+            else:
+                out[n] = wide[offsets[r] + n]
             n += 1
     return n
 
 
 @njit(cache=True)
-def _coalesce(addresses, offsets, masks, bases, strides, sizes, spaces, order, shared_space):
+def _coalesce(columns, sizes, spaces, order, shared_space):
     """Line transactions of the memory records taken in ``order``: per record its first
     transaction and count, each transaction's line and the bytes its lanes touch; and each
     record's shared-memory bank conflict degree (1 for other spaces)."""
@@ -264,7 +267,7 @@ def _coalesce(addresses, offsets, masks, bases, strides, sizes, spaces, order, s
     for i in range(n):  # first pass: how many transactions
         r = order[i]
         tx_first[i] = total
-        count = _lane_addresses(addresses, offsets, masks, bases, strides, r, lanes)
+        count = _lane_addresses(columns, r, lanes)
         if spaces[r] == shared_space:
             tx_count[i] = 0
             conflict[i] = _bank_conflict(lanes, 0, count, words, per_bank)
@@ -277,7 +280,7 @@ def _coalesce(addresses, offsets, masks, bases, strides, sizes, spaces, order, s
         r = order[i]
         if tx_count[i] == 0:
             continue
-        count = _lane_addresses(addresses, offsets, masks, bases, strides, r, lanes)
+        count = _lane_addresses(columns, r, lanes)
         _distinct_lines(lanes, 0, count, scratch)
         for k in range(tx_count[i]):
             tx_line[tx_first[i] + k] = scratch[k, 0]
@@ -311,11 +314,12 @@ def build_kernel_work(trace: Trace, module: Module) -> KernelWork:
     mem_order = np.argsort(mem_inst, kind="stable")
     inst_mem = np.full(len(inst_pc), -1, dtype=np.int64)
     inst_mem[mem_inst[mem_order]] = np.arange(len(mem_order))
+    columns = (trace.mem_form.astype(np.int64), trace.mem_offset, trace.mem_mask.astype(np.int64),
+               trace.mem_base.view(np.int64), trace.mem_stride, trace.lane_offsets,
+               trace.addresses.view(np.int64))  # fmt: skip
     tx_first, tx_count, tx_line, tx_bytes, conflict = _coalesce(
-        trace.addresses.view(np.int64), trace.mem_offset, trace.mem_mask.astype(np.int64),
-        trace.mem_base.view(np.int64), trace.mem_stride, trace.mem_size, trace.mem_space,
-        mem_order, int(MemorySpace.SHARED),
-    )  # fmt: skip
+        columns, trace.mem_size, trace.mem_space, mem_order, int(MemorySpace.SHARED)
+    )
     program = compile_program(function, module)
     src_first, src, dst_first, dst, num_registers = _register_sets(function)
     params = np.zeros(WORK_PARAMS, dtype=np.int64)
