@@ -8,8 +8,10 @@ import pytest
 
 from ndpsim.analysis.tom import tom_candidates
 from ndpsim.errors import ConfigError
+from ndpsim.hw.dram.mapping import AddressMapping
 from ndpsim.hw.gpu.work import build_kernel_work
 from ndpsim.simt.memory import BASE_ADDRESS, DeviceMemory
+from ndpsim.systems import tom_mapping
 from ndpsim.systems.gpu import GpuSystem, load_system_config
 from ndpsim.systems.offload import find_instances, instance_lines
 from ndpsim.systems.tom_mapping import (
@@ -219,3 +221,13 @@ def test_ndp_runs_are_deterministic(vadd):
     a, b = _run(config, vadd), _run(config, vadd)
     assert a.time_ps == b.time_ps
     assert a.stats == b.stats
+
+
+def test_stacks_are_decoded_slice_by_slice_as_in_one_go(monkeypatch):
+    mapping = AddressMapping.from_layout([("offset", 7), ("cube", 2), ("channel", 4), ("row", 20)])
+    lines = np.random.default_rng(0).integers(0, 1 << 26, 1000)
+    whole = tom_mapping.stacks_under(mapping, lines)
+    monkeypatch.setattr(tom_mapping, "_DECODE_SLICE", 7)
+    np.testing.assert_array_equal(tom_mapping.stacks_under(mapping, lines), whole)
+    np.testing.assert_array_equal(whole, mapping.decode(lines.astype(np.uint64) << 7)["cube"])
+    assert set(mapping.decode(lines.astype(np.uint64), ("cube",))) == {"cube"}

@@ -79,8 +79,18 @@ def consecutive_stacks(physical_lines: np.ndarray, bit: int, cubes: int) -> np.n
     return ((physical_lines * LINE_BYTES) >> bit) & (cubes - 1)
 
 
+_DECODE_SLICE = 1 << 22  # lines decoded at once
+
+
 def stacks_under(mapping: AddressMapping, physical_lines: np.ndarray) -> np.ndarray:
-    return mapping.decode(physical_lines * LINE_BYTES)["cube"]
+    """The stack of each line under ``mapping``, decoded a slice at a time: a paper-size
+    workload's blocks touch hundreds of millions of lines, and each decoding step makes a
+    temporary as long as its input."""
+    stacks = np.empty(len(physical_lines), dtype=np.int64)
+    for start in range(0, len(physical_lines), _DECODE_SLICE):
+        part = physical_lines[start : start + _DECODE_SLICE]
+        stacks[start : start + len(part)] = mapping.decode(part * LINE_BYTES, ("cube",))["cube"]
+    return stacks
 
 
 def stacks_of(baseline: AddressMapping, remap: np.ndarray, learned: AddressMapping | None,

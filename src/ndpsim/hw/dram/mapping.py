@@ -77,11 +77,15 @@ class AddressMapping:
                 xor[i, k] = b
         return bits, xor
 
-    def decode(self, addresses: np.ndarray) -> dict[str, np.ndarray]:
-        """Coordinates of many addresses (vectorized; for tests, analyses and mapping studies)."""
+    def decode(
+        self, addresses: np.ndarray, fields: Sequence[str] = FIELDS
+    ) -> dict[str, np.ndarray]:
+        """Coordinates of many addresses (vectorized; for tests, analyses and mapping studies).
+        Ask only for the ``fields`` needed: each is an int64 array as long as ``addresses``,
+        and a TOM placement decodes every line its blocks touch."""
         addresses = np.asarray(addresses, dtype=np.uint64)
         out = {}
-        for name in FIELDS:
+        for name in fields:
             value = np.zeros(addresses.shape, dtype=np.int64)
             for k, b in enumerate(self.bits.get(name, ())):
                 value |= ((addresses >> np.uint64(b)) & np.uint64(1)).astype(np.int64) << k
