@@ -119,7 +119,10 @@ def compact_addresses(addresses: np.ndarray, offsets: np.ndarray, masks: np.ndar
     if addresses.dtype == np.uint64:
         addresses = addresses.view(np.int64)
     form, offset, base, stride, narrow, wide = _compact(
-        addresses.astype(np.int64, copy=False), offsets.astype(np.int64, copy=False), masks
+        addresses.astype(np.int64, copy=False),
+        offsets.astype(np.int64, copy=False),
+        masks,
+        popcount(masks),
     )
     return {
         "mem_form": form,
@@ -132,7 +135,7 @@ def compact_addresses(addresses: np.ndarray, offsets: np.ndarray, masks: np.ndar
 
 
 @njit(cache=True)
-def _compact(addresses, offsets, masks):  # pragma: no cover - compiled
+def _compact(addresses, offsets, masks, counts):  # pragma: no cover - compiled
     n = masks.shape[0]
     form = np.empty(n, dtype=np.uint8)
     offset = np.zeros(n, dtype=np.int64)
@@ -147,42 +150,45 @@ def _compact(addresses, offsets, masks):  # pragma: no cover - compiled
         mask = np.int64(masks[r])
         i = first
         first_lane = -1
+        b = 0
+        step = 0
         affine = True
-        lo = addresses[first]
-        hi = lo
         for lane in range(32):
-            if not (mask >> lane) & 1:
-                continue
-            a = addresses[i]
-            i += 1
-            lo = min(lo, a)
-            hi = max(hi, a)
-            if first_lane < 0:
-                first_lane = lane
-                base[r] = a
-            elif i == first + 2:  # the second lane fixes the stride
-                stride[r] = (a - addresses[first]) // (lane - first_lane)
-                base[r] = addresses[first] - first_lane * stride[r]
-            if affine and base[r] + lane * stride[r] != a:
-                affine = False
+            if (mask >> lane) & 1:
+                a = addresses[i]
+                i += 1
+                if first_lane < 0:
+                    first_lane = lane
+                    b = a
+                elif i == first + 2:  # the second lane fixes the stride
+                    step = (a - b) // (lane - first_lane)
+                    b -= first_lane * step
+                if b + lane * step != a:
+                    affine = False
+                    break
         if affine:
             form[r] = AFFINE
+            base[r] = b
+            stride[r] = step
             continue
-        stride[r] = 0
-        count = i - first
+        end = first + counts[r]
+        lo = addresses[first]
+        hi = lo
+        for j in range(first + 1, end):
+            lo = min(lo, addresses[j])
+            hi = max(hi, addresses[j])
         if 0 <= hi - lo < 1 << 32:
             form[r] = NARROW
             base[r] = lo
             offset[r] = kn
-            for j in range(count):
-                narrow[kn] = np.uint32(addresses[first + j] - lo)
+            for j in range(first, end):
+                narrow[kn] = np.uint32(addresses[j] - lo)
                 kn += 1
         else:
             form[r] = WIDE
-            base[r] = 0
             offset[r] = kw
-            for j in range(count):
-                wide[kw] = addresses[first + j]
+            for j in range(first, end):
+                wide[kw] = addresses[j]
                 kw += 1
     return form, offset, base, stride, narrow[:kn].copy(), wide[:kw].copy()
 
