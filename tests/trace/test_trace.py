@@ -142,8 +142,21 @@ def test_records_take_their_compact_form_and_expand_back_exactly(records):
             assert form == AFFINE
         elif spread == "near":
             assert form in (AFFINE, NARROW)
-    columns["mem_mask"] = masks
-    np.testing.assert_array_equal(expand_addresses(columns), addresses)
+    expanded = expand_addresses(
+        masks,
+        *(
+            columns[name]
+            for name in (
+                "mem_form",
+                "mem_offset",
+                "mem_base",
+                "mem_stride",
+                "lane_offsets",
+                "addresses",
+            )
+        ),
+    )
+    np.testing.assert_array_equal(expanded, addresses)
 
 
 def test_version_1_files_load_with_every_address_listed(tmp_path, bfs_traces):

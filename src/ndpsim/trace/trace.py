@@ -193,23 +193,22 @@ def _compact(addresses, offsets, masks, counts):  # pragma: no cover - compiled
     return form, offset, base, stride, narrow[:kn].copy(), wide[:kw].copy()
 
 
-def expand_addresses(columns) -> np.ndarray:
+def expand_addresses(masks, forms, offsets, bases, strides, lane_offsets, addresses) -> np.ndarray:
     """Every lane access's address (uint64), record after record, each record's lanes in
-    order, from a trace's memory columns (a :class:`Trace` or a dict of them)."""
-    get = columns.__getitem__ if isinstance(columns, dict) else lambda n: getattr(columns, n)
-    masks, forms, offsets = get("mem_mask"), get("mem_form"), get("mem_offset")
+    order, from a trace's ``mem_mask``, ``mem_form``, ``mem_offset``, ``mem_base``,
+    ``mem_stride``, ``lane_offsets`` and ``addresses`` columns."""
     record, lane = _lanes_of(masks)
     counts = popcount(masks)
     within = np.arange(len(record)) - (np.cumsum(counts) - counts)[record]
     index = offsets[record] + within
-    bases = get("mem_base").view(np.int64)[record]
+    base = bases.view(np.int64)[record]
     form = forms[record]
     with np.errstate(over="ignore"):
-        out = bases + lane * get("mem_stride")[record]
+        out = base + lane * strides[record]
         narrow = form == NARROW
-        out[narrow] = bases[narrow] + get("lane_offsets")[index[narrow]].astype(np.int64)
+        out[narrow] = base[narrow] + lane_offsets[index[narrow]].astype(np.int64)
     wide = form == WIDE
-    out[wide] = get("addresses")[index[wide]].view(np.int64)
+    out[wide] = addresses[index[wide]].view(np.int64)
     return out.view(np.uint64)
 
 
@@ -312,7 +311,8 @@ class Trace:
 
     def all_addresses(self) -> np.ndarray:
         """Every lane access's address, record after record, each record's lanes in order."""
-        return expand_addresses(self)
+        return expand_addresses(self.mem_mask, self.mem_form, self.mem_offset, self.mem_base,
+                                self.mem_stride, self.lane_offsets, self.addresses)  # fmt: skip
 
     # ---------------------------------------------------------------------- combination
     @staticmethod
