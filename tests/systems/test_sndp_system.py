@@ -172,3 +172,19 @@ def test_hill_climbing_stays_within_its_bounds():
 def test_warps_waiting_for_offloaded_blocks_count_as_idle(vadd, naive):
     baseline = _run(vadd, preset="sndp-baseline")
     assert naive.summary["stall_breakdown"]["idle"] > baseline.summary["stall_breakdown"]["idle"]
+
+
+def test_each_launch_is_planned_when_it_runs_and_its_accesses_dropped_after(bfs, monkeypatch):
+    run, _ = bfs
+    assert len(run.traces) > 1
+    plan_launch = GpuSystem._plan_launch
+    kept = []
+
+    def spy(self, plan, *args):
+        kept.append(sum(acc is not None for acc in plan.accesses))
+        plan_launch(self, plan, *args)
+
+    monkeypatch.setattr(GpuSystem, "_plan_launch", spy)
+    result = _run(bfs)
+    assert kept == [0] * len(run.traces)  # earlier launches' line accesses are gone
+    assert result.summary["offload"]["instances"] > 0

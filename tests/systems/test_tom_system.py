@@ -18,6 +18,7 @@ from ndpsim.systems.tom_mapping import (
     LaunchAccesses,
     LearningPhase,
     learn_mapping,
+    single_stack_counts,
     single_stack_fraction,
 )
 from ndpsim.workloads import kernel_module, run_workload
@@ -231,3 +232,14 @@ def test_stacks_are_decoded_slice_by_slice_as_in_one_go(monkeypatch):
     np.testing.assert_array_equal(tom_mapping.stacks_under(mapping, lines), whole)
     np.testing.assert_array_equal(whole, mapping.decode(lines.astype(np.uint64) << 7)["cube"])
     assert set(mapping.decode(lines.astype(np.uint64), ("cube",))) == {"cube"}
+
+
+def test_single_stack_counts_add_up_over_launches_to_the_fraction_over_all():
+    rng = np.random.default_rng(3)
+    owner = np.sort(rng.integers(0, 40, size=200))
+    stacks = rng.integers(0, 2, size=200)
+    split = owner < 17  # two launches: instances 0-16 and 17-39
+    counts = [single_stack_counts(owner[part], stacks[part]) for part in (split, ~split)]
+    together = sum(n for n, _ in counts) / sum(t for _, t in counts)
+    assert together == pytest.approx(single_stack_fraction(owner, stacks))
+    assert sum(t for _, t in counts) == len(np.unique(owner))

@@ -65,14 +65,21 @@ class MappingChoice:
 
 def single_stack_fraction(tx_owner: np.ndarray, stacks: np.ndarray) -> float:
     """Of the instances that touch memory, the fraction whose lines all sit in one stack."""
+    single, touching = single_stack_counts(tx_owner, stacks)
+    return single / touching if touching else 0.0
+
+
+def single_stack_counts(tx_owner: np.ndarray, stacks: np.ndarray) -> tuple[int, int]:
+    """How many instances touch memory, and how many of those have all their lines in one
+    stack (counts, so launches can be added up one at a time)."""
     if not len(tx_owner):
-        return 0.0
+        return 0, 0
     order = np.argsort(tx_owner, kind="stable")
     owner, stack = tx_owner[order], stacks[order]
     first = np.flatnonzero(np.concatenate([[True], owner[1:] != owner[:-1]]))
     lo = np.minimum.reduceat(stack, first)
     hi = np.maximum.reduceat(stack, first)
-    return float(np.mean(lo == hi))
+    return int(np.count_nonzero(lo == hi)), len(first)
 
 
 def consecutive_stacks(physical_lines: np.ndarray, bit: int, cubes: int) -> np.ndarray:
@@ -184,4 +191,4 @@ def learn_mapping(launches: Sequence[LaunchAccesses], observed: Sequence[int],
 
 
 __all__ = ["LaunchAccesses", "LearningPhase", "MappingChoice", "learn_mapping",
-           "single_stack_fraction"]  # fmt: skip
+           "single_stack_counts", "single_stack_fraction"]  # fmt: skip

@@ -59,7 +59,7 @@ from ndpsim.systems.tom_mapping import (
     LaunchAccesses,
     LearningPhase,
     learn_mapping,
-    single_stack_fraction,
+    single_stack_counts,
     stacks_of,
 )
 from ndpsim.trace.trace import Trace
@@ -92,17 +92,37 @@ class Epoch:
 class OffloadPlan:
     """What a near-data-processing run offloads: per launch the candidates, their instances and
     each instance's destination stack; and the data mapping (with TOM's learned mapping, the
-    line ranges it applies to). Decided before the run starts, except with a learned mapping,
-    which the run's learning phase chooses."""
+    line ranges it applies to).
 
-    launches: list[tuple[Any, Any, np.ndarray, dict[str, int]]]  # candidates, instances,
-    # destinations, register numbering
-    accesses: list[LaunchAccesses]  # per launch, the line transactions of the instances
-    positions: list[np.ndarray]  # per launch, the stream position of each transaction
-    remap: np.ndarray  # int64[ranges, 2] physical lines using the learned mapping
-    remap_mapping: AddressMapping | None
-    colocation: float  # instances whose lines all sit in one stack, under the mapping used
-    learning: LearningPhase | None  # TOM's learned mapping: the phase that chooses it
+    With a fixed mapping each launch is planned just before it runs, and its line accesses are
+    dropped once it has: a paper-size run keeps one launch's plan, not all of them. TOM's
+    learned mapping needs every launch's accesses up front (the learning phase may span
+    launches, and the chosen mapping places them all)."""
+
+    launches: list[tuple[Any, Any, np.ndarray, dict[str, int]]] = field(default_factory=list)
+    # per launch: candidates, instances, destinations, register numbering
+    accesses: list[LaunchAccesses | None] = field(default_factory=list)  # per launch, the line
+    # transactions of the instances (None once the launch ran, with a fixed mapping)
+    positions: list[np.ndarray | None] = field(default_factory=list)  # per launch, the stream
+    # position of each transaction
+    remap: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))
+    # int64[ranges, 2] physical lines using the learned mapping
+    remap_mapping: AddressMapping | None = None
+    single_stack: list[tuple[int, int]] = field(default_factory=list)  # per launch: instances
+    # whose lines all sit in one stack (under the mapping used), instances touching memory
+    learning: LearningPhase | None = None  # TOM's learned mapping: the phase that chooses it
+
+    @property
+    def colocation(self) -> float:
+        """The fraction of instances touching memory whose lines all sit in one stack."""
+        touching = sum(t for _, t in self.single_stack)
+        return sum(n for n, _ in self.single_stack) / touching if touching else 0.0
+
+    def drop_accesses(self, index: int) -> None:
+        """Launch ``index`` ran and no placement will revisit it: free its line accesses."""
+        if self.learning is None:
+            self.accesses[index] = None
+            self.positions[index] = None
 
 
 @dataclass
@@ -368,9 +388,11 @@ class GpuSystem:
         page_table = self._page_table(memory, seed)
         works: list[Any] = [None] * len(traces)
         plan = None
-        if c.ndp:  # offload decisions need every launch's instances up front
+        if c.ndp and c.ndp.mapping == "learned":  # the learning phase sees every launch
             works = [build_kernel_work(trace, module) for trace in traces]
             plan = self._plan_offloads(works, traces, module, memory, page_table)
+        elif c.ndp:
+            plan = self._new_plan()
         links, sm_ports, slice_ports, tsv = self._links()
         mem = self._memory_side(slice_ports, tsv, plan)
         l2 = cachemod.build_caches(c.l2.slices, c.l2.size_bytes // c.l2.slices, c.l2.ways,
@@ -397,6 +419,9 @@ class GpuSystem:
         for index, trace in enumerate(traces):
             work = works[index] if works[index] is not None else build_kernel_work(trace, module)
             works[index] = None  # a launch's work is dropped once simulated
+            if plan is not None and len(plan.launches) == index:  # planned launch by launch
+                self._plan_launch(plan, work, trace, module, page_table)
+                self._place_blocks(plan, [index])
             off = self._offload_state(plan, index, work, links, now, seed)
             learned = None
             if off.control[ofl.C_LEARNING]:
@@ -421,6 +446,8 @@ class GpuSystem:
                                                  hook, ratio, learned)  # fmt: skip
             if learning is not None and learning.left:  # the phase goes on in the next launch
                 _record_seen(learning, index, off)
+            if plan is not None:
+                plan.drop_accesses(index)
             sm_stats += sm.stats
             if off.stats.shape[0]:
                 offload_stats += off.stats
@@ -444,11 +471,8 @@ class GpuSystem:
         frames = table[(virtual_lines >> inner) - base]
         return (frames << inner) | (virtual_lines & ((1 << inner) - 1))
 
-    def _plan_offloads(self, works, traces, module, memory, page_table) -> OffloadPlan:
-        # the offload pass of the system
-        from ndpsim.analysis.sndp import sndp_blocks
-        from ndpsim.analysis.tom import tom_candidates
-
+    def _new_plan(self) -> OffloadPlan:
+        """An empty plan, once the NDP settings are known to fit together."""
         c = self.config
         ndp = c.ndp
         if ndp.offload == "sndp" and ndp.mapping != "baseline":
@@ -456,21 +480,32 @@ class GpuSystem:
                               "memory.mapping (random 4 KB pages)")  # fmt: skip
         if ndp.mapping == "learned" and c.memory.mapping != "interleaved":
             raise ConfigError("ndp.mapping = 'learned' needs memory.mapping = 'interleaved'")
-        blocks = sndp_blocks if ndp.offload == "sndp" else tom_candidates
-        plan = OffloadPlan([], [], [], np.zeros((0, 2), dtype=np.int64), None, 0.0, None)
+        return OffloadPlan()
+
+    def _plan_launch(self, plan, work, trace, module, page_table) -> None:
+        """The offload pass on the next launch: its candidate blocks, their instances in the
+        trace, and the lines each instance touches."""
+        from ndpsim.analysis.sndp import sndp_blocks
+        from ndpsim.analysis.tom import tom_candidates
+
+        blocks = sndp_blocks if self.config.ndp.offload == "sndp" else tom_candidates
+        function = module.function(trace.info.kernel)
+        candidates = blocks(function)
+        instances = find_instances(work, candidates)
+        owner, vlines, positions = instance_lines(work, instances)
+        plines = self._physical_lines(page_table, vlines)
+        dest = np.full(len(instances), -1, dtype=np.int64)
+        plan.launches.append((candidates, instances, dest, register_numbering(function)))
+        plan.accesses.append(LaunchAccesses(len(instances), owner, vlines, plines))
+        plan.positions.append(positions)
+        plan.single_stack.append((0, 0))
+
+    def _plan_offloads(self, works, traces, module, memory, page_table) -> OffloadPlan:
+        """Every launch's plan up front, for TOM's learned mapping."""
+        ndp = self.config.ndp
+        plan = self._new_plan()
         for work, trace in zip(works, traces, strict=True):
-            function = module.function(trace.info.kernel)
-            candidates = blocks(function)
-            instances = find_instances(work, candidates)
-            owner, vlines, positions = instance_lines(work, instances)
-            plines = self._physical_lines(page_table, vlines)
-            dest = np.full(len(instances), -1, dtype=np.int64)
-            plan.launches.append((candidates, instances, dest, register_numbering(function)))
-            plan.accesses.append(LaunchAccesses(len(instances), owner, vlines, plines))
-            plan.positions.append(positions)
-        if ndp.mapping != "learned":
-            self._place_blocks(plan)
-            return plan
+            self._plan_launch(plan, work, trace, module, page_table)
         plan.learning = LearningPhase.of(plan.accesses, ndp.learning_fraction)
         # room for every allocation's line range, empty until the phase has chosen
         plan.remap = np.zeros((len(memory.allocations), 2), dtype=np.int64)
@@ -483,14 +518,13 @@ class GpuSystem:
             dest[first_line(acc.tx_owner, acc.physical_lines, len(instances)) >= 0] = 0
         return plan
 
-    def _place_blocks(self, plan: OffloadPlan) -> None:
+    def _place_blocks(self, plan: OffloadPlan, indices) -> None:
         """Each instance's destination stack under the plan's data mapping (in place), and how
-        many instances have all their data in one stack."""
+        many instances have all their data in one stack, for launches ``indices``."""
         c = self.config
-        owners, stacks = [], []
-        offset = 0
-        per_launch = zip(plan.accesses, plan.positions, plan.launches, strict=True)
-        for acc, positions, (_, instances, dest, _) in per_launch:
+        for index in indices:
+            acc, positions = plan.accesses[index], plan.positions[index]
+            _, instances, dest, _ = plan.launches[index]
             line_stacks = stacks_of(self.mapping, plan.remap, plan.remap_mapping,
                                     acc.physical_lines)  # fmt: skip
             if c.ndp.offload == "sndp":
@@ -502,13 +536,7 @@ class GpuSystem:
                 dest[:] = -1
                 dest[touching] = stacks_of(self.mapping, plan.remap, plan.remap_mapping,
                                            lines[touching])  # fmt: skip
-            owners.append(acc.tx_owner + offset)
-            stacks.append(line_stacks)
-            offset += len(instances)
-        plan.colocation = single_stack_fraction(
-            np.concatenate(owners) if owners else np.zeros(0),
-            np.concatenate(stacks) if stacks else np.zeros(0),
-        )
+            plan.single_stack[index] = single_stack_counts(acc.tx_owner, line_stacks)
 
     def _end_learning(self, plan: OffloadPlan, memory, page_table, now: int) -> None:
         """TOM's learning phase is over: choose the mapping from the observed instances, map
@@ -525,7 +553,7 @@ class GpuSystem:
         plan.remap[:] = 0
         plan.remap[: len(choice.remap_lines)] = choice.remap_lines
         plan.remap_mapping = self.mapping.with_field_at("cube", choice.bit)
-        self._place_blocks(plan)
+        self._place_blocks(plan, range(len(plan.launches)))
 
     def _host_links(self) -> tuple[np.ndarray, np.ndarray]:
         """The GPU's link to each cube and each cube's link back (TX and RX channels)."""
