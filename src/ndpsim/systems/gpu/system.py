@@ -419,7 +419,7 @@ class GpuSystem:
         for index, trace in enumerate(traces):
             work = works[index] if works[index] is not None else build_kernel_work(trace, module)
             works[index] = None  # a launch's work is dropped once simulated
-            if plan is not None and len(plan.launches) == index:  # planned launch by launch
+            if plan is not None and plan.learning is None:  # a fixed mapping: plan as we go
                 self._plan_launch(plan, work, trace, module, page_table)
                 self._place_blocks(plan, [index])
             off = self._offload_state(plan, index, work, links, now, seed)
