@@ -292,17 +292,10 @@ class Trace:
 
     def lane_addresses(self, record: int) -> np.ndarray:
         """The addresses accessed by memory record ``record``, one per set bit of its mask."""
-        lanes = np.flatnonzero((int(self.mem_mask[record]) >> np.arange(32)) & 1)
-        start = int(self.mem_offset[record])
-        base = self.mem_base[record : record + 1].view(np.int64)
-        form = self.mem_form[record]
-        if form == WIDE:
-            return self.addresses[start : start + len(lanes)]
-        with np.errstate(over="ignore"):
-            if form == NARROW:
-                delta = self.lane_offsets[start : start + len(lanes)].astype(np.int64)
-                return (base + delta).astype(np.uint64)
-            return (base + lanes * self.mem_stride[record]).astype(np.uint64)
+        one = slice(record, record + 1)
+        return expand_addresses(self.mem_mask[one], self.mem_form[one], self.mem_offset[one],
+                                self.mem_base[one], self.mem_stride[one], self.lane_offsets,
+                                self.addresses)  # fmt: skip
 
     def memory_lanes(self) -> np.ndarray:
         """For every lane access (as :meth:`all_addresses` lists them), its memory record."""
