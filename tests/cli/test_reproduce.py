@@ -69,3 +69,26 @@ def test_reproduce_tom_rejects_an_unknown_variant():
     result = runner.invoke(app, ["reproduce", "tom", "--variants", "ctrl-xmap"])
     assert result.exit_code == 2
     assert "ctrl-xmap" in result.output
+
+
+def test_reproduce_tom_runs_each_seed_and_sets_their_averages_side_by_side(tmp_path):
+    doc_path = tmp_path / "tom-seeds.json"
+    result = runner.invoke(app, [
+        "reproduce", "tom", "--size", "tiny", "--workloads", "vadd", "--jobs", "1",
+        "--variants", "ctrl-bmap", "--seeds", "2", "--out", str(tmp_path / "tom"),
+        "--json", str(doc_path),
+    ], env={"COLUMNS": "200"})  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "speedup averaged over the workloads, by seed" in result.output
+    doc = json.loads(doc_path.read_text())
+    assert doc["meta"]["seeds"] == [0, 1]
+    bmap = doc["across_seeds"]["ctrl-bmap"]["speedup"]
+    assert bmap["per_seed"] == {s: doc["seeds"][s]["average"]["ctrl-bmap"]["speedup"]
+                                for s in ("0", "1")}  # fmt: skip
+    assert doc["across_seeds"]["baseline"]["speedup"]["mean"] == 1.0
+
+
+def test_reproduce_tom_rejects_fewer_than_one_seed():
+    result = runner.invoke(app, ["reproduce", "tom", "--seeds", "0"])
+    assert result.exit_code == 2
+    assert "--seeds" in result.output

@@ -64,12 +64,31 @@ def test_reproduce_sndp_figure5_alone_simulates_nothing(tmp_path):
     assert (out / "fig5_target_nsu.csv").exists() and (out / "fig5_target_nsu.png").exists()
 
 
+@needs_ndp_preset
+def test_reproduce_sndp_compares_the_averages_of_several_seeds(tmp_path):
+    result, out, doc = reproduce(tmp_path, "--size", "tiny", "--workloads", "vadd",
+                                 "--variants", "naive", "--seed", "3", "--seeds", "2",
+                                 "--jobs", "1")  # fmt: skip
+    assert "by seed" in result.output and "seed 4" in result.output
+    assert doc["meta"]["seeds"] == [3, 4] and doc["meta"]["experiment"] == "sndp"
+    for s in ("3", "4"):
+        assert doc["seeds"][s]["meta"]["seed"] == int(s)
+    naive = doc["across_seeds"]["naive"]["speedup"]
+    for s, value in naive["per_seed"].items():
+        assert value == doc["seeds"][s]["average"]["naive"]["speedup"]
+    assert naive["min"] <= naive["mean"] <= naive["max"]
+    assert set(naive["workloads"]) == {"vadd"}
+    for stem in ("seeds_speedup", "seeds_energy"):
+        assert (out / f"{stem}.csv").exists() and (out / f"{stem}.png").stat().st_size > 0
+
+
 @pytest.mark.parametrize("args, word", [
     (["--nsu-mhz", "200"], "--nsu-mhz"),
     (["--target", "best"], "--target"),
     (["--variants", "ratio-0.3"], "ratio-0.3"),
     (["--workloads", "nope"], "nope"),
     (["--size", "huge"], "--size"),
+    (["--seeds", "0"], "--seeds"),
 ])  # fmt: skip
 def test_reproduce_sndp_rejects_a_bad_switch(args, word):
     result = runner.invoke(app, ["reproduce", "sndp", *args], env={"COLUMNS": "200"})

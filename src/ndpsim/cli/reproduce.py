@@ -11,6 +11,7 @@ import typer
 from ndpsim.cli.main import app, console, reports_errors
 from ndpsim.errors import ConfigError
 from ndpsim.reproduce import report
+from ndpsim.reproduce import seeds as seed_study
 from ndpsim.reproduce import sndp as sndp_experiment
 from ndpsim.reproduce import target as target_study
 from ndpsim.reproduce import tom as tom_experiment
@@ -27,6 +28,9 @@ VARIANTS = typer.Option(
     None, "--variants", help="Comma-separated systems (default: all; the baseline always runs)."
 )
 SEED = typer.Option(0, "--seed")
+SEEDS = typer.Option(
+    1, "--seeds", help="Run with this many seeds (--seed, --seed + 1, ...) and compare them."
+)
 JOBS = typer.Option(None, "--jobs", "-j", help="Worker processes (default: cores).")
 OUT = typer.Option(None, "--out", help="Directory for CSV and PNG files.")
 JSON_PATH = typer.Option(None, "--json", help="Write the results document here.")
@@ -57,6 +61,7 @@ def tom(
     ),
     variant_names: str = VARIANTS,
     seed: int = SEED,
+    seeds: int = SEEDS,
     warp_scale: int = typer.Option(1, "--stack-warps", help="Stack-SM warp capacity: 1, 2 or 4 x"),
     internal: float = typer.Option(
         2.0, "--internal-bw", help="Internal stack bandwidth, x the 80 GB/s GPU link (1 or 2)."
@@ -75,21 +80,22 @@ def tom(
         raise ConfigError(f"--stack-warps must be 1, 2 or 4, got {warp_scale}")
     if internal <= 0 or not 0 < cross <= 4:
         raise ConfigError("--internal-bw must be > 0 and --cross-bw in (0, 4]")
+    _check_seeds(seeds)
     names = _workload_list(workloads, tom_experiment.WORKLOADS)
     variants = tom_experiment.variants(warp_scale, internal, cross, _variant_set(variant_names))
     start = time.perf_counter()
-    done: list[str] = []
-    with console.status(f"TOM at {size}: {len(names)} workloads x {len(variants)} systems") as st:
-
-        def progress(name: str) -> None:
-            done.append(name)
-            st.update(f"TOM at {size}: {len(done)}/{len(names)} workloads done ({name})")
-
-        runs = run_experiment(names, size, seed, variants, jobs, progress)
     switches = {"stack_warps": warp_scale, "internal_bw": internal, "cross_bw": cross}
-    doc = tom_experiment.document(runs, size, seed, switches)
     out = out or Path("results") / f"tom-{size}"
     out.mkdir(parents=True, exist_ok=True)
+    if seeds > 1:
+        docs = {s: tom_experiment.document(_run(f"TOM at {size}, seed {s}", names, size, s,
+                                                variants, jobs), size, s, switches)
+                for s in range(seed, seed + seeds)}  # fmt: skip
+        paper = tom_experiment.PAPER["speedup"]
+        _report_seeds("tom", docs, paper, out, json_path or out / "tom-seeds.json", start)
+        return
+    runs = _run(f"TOM at {size}", names, size, seed, variants, jobs)
+    doc = tom_experiment.document(runs, size, seed, switches)
     for stem, title, metric, shown, parts in tom_experiment.FIGURES:
         shown = [v for v in shown if v in doc]
         if not shown:
@@ -104,6 +110,42 @@ def tom(
                              report.figure_rows(doc, part, shown, None))  # fmt: skip
     _print_mapping(doc)
     _write_document(doc, json_path or out / "tom.json", out, start)
+
+
+def _check_seeds(seeds: int) -> None:
+    if seeds < 1:
+        raise ConfigError(f"--seeds must be at least 1, got {seeds}")
+
+
+def _run(label: str, names: list[str], size: str, seed: int, variants, jobs: int | None) -> dict:
+    """Run every (workload, system) pair of an experiment with one seed, showing progress."""
+    done: list[str] = []
+    with console.status(f"{label}: {len(names)} workloads x {len(variants)} systems") as st:
+
+        def progress(name: str) -> None:
+            done.append(name)
+            st.update(f"{label}: {len(done)}/{len(names)} workloads done ({name})")
+
+        return run_experiment(names, size, seed, variants, jobs, progress)
+
+
+def _report_seeds(experiment: str, docs: dict[int, dict], paper: dict[str, float],
+                  out: Path, path: Path, start: float) -> None:  # fmt: skip
+    """The averages of every seed side by side (``--seeds``), as tables, CSV files and one
+    document holding every seed's."""
+    doc = seed_study.document(docs, experiment)
+    size = doc["meta"]["size"]
+    for metric in seed_study.METRICS:
+        columns, rows = seed_study.seed_rows(doc["across_seeds"], metric,
+                                             paper if metric == "speedup" else None)  # fmt: skip
+        title = (f"{experiment.upper()} at {size}: {metric} averaged over the workloads, "
+                 f"by seed")  # fmt: skip
+        console.print(report.rich_table(title, columns, rows, "system"))
+        report.write_csv(out / f"seeds_{metric}.csv", columns, rows, "system")
+        heading = (f"{experiment.upper()} at {size}: {metric}, mean over seeds {min(docs)}-"
+                   f"{max(docs)} (whiskers: lowest and highest seed)")  # fmt: skip
+        seed_study.write_png(out / f"seeds_{metric}.png", heading, doc["across_seeds"], metric)
+    _write_document(doc, path, out, start)
 
 
 def _write_document(doc: dict, path: Path, out: Path, start: float) -> None:
@@ -143,6 +185,7 @@ def sndp(
     ),
     variant_names: str = VARIANTS,
     seed: int = SEED,
+    seeds: int = SEEDS,
     nsu_mhz: int = typer.Option(350, "--nsu-mhz", help="NSU clock of the NDP systems: 350 or 175."),
     target: str = typer.Option(
         "first", "--target", help="Target NSU: 'first' (sec. 4.1) or 'optimal' (Figure 5)."
@@ -161,15 +204,16 @@ def sndp(
         raise ConfigError(f"--nsu-mhz must be 350 or 175, got {nsu_mhz}")
     if target not in sndp_experiment.TARGETS:
         raise ConfigError(f"--target must be 'first' or 'optimal', got {target!r}")
+    _check_seeds(seeds)
     variants = sndp_experiment.variants(nsu_mhz, target, _variant_set(variant_names))
     names = _workload_list(workloads, sndp_experiment.WORKLOADS)
     start = time.perf_counter()
     nsu = "" if nsu_mhz == 350 else f"-nsu{nsu_mhz}"
     out = out or Path("results") / f"sndp-{size}{nsu}{'' if target == 'first' else '-optimal'}"
     out.mkdir(parents=True, exist_ok=True)
-    with console.status("SNDP Figure 5: target NSU study"):
-        figure5 = target_study.figure5(seed)
     if figure5_only:
+        with console.status("SNDP Figure 5: target NSU study"):
+            figure5 = target_study.figure5(seed)
         _print_figure5(figure5, out)
         path = json_path or out / "figure5.json"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -177,16 +221,17 @@ def sndp(
         path.write_text(json.dumps({"figure5": figure5, "meta": meta}, indent=2))
         console.print(f"results: {path} (table and plot in {out}/)")
         return
-    done: list[str] = []
-    label = f"SNDP at {size}"
-    with console.status(f"{label}: {len(names)} workloads x {len(variants)} systems") as st:
-
-        def progress(name: str) -> None:
-            done.append(name)
-            st.update(f"{label}: {len(done)}/{len(names)} workloads done ({name})")
-
-        runs = run_experiment(names, size, seed, variants, jobs, progress)
     switches = {"nsu_mhz": nsu_mhz, "target": target}
+    if seeds > 1:
+        docs = {s: sndp_experiment.document(_run(f"SNDP at {size}, seed {s}", names, size, s,
+                                                 variants, jobs), size, s, switches)
+                for s in range(seed, seed + seeds)}  # fmt: skip
+        paper = sndp_experiment.paper_averages(nsu_mhz)["speedup"]
+        _report_seeds("sndp", docs, paper, out, json_path or out / "sndp-seeds.json", start)
+        return
+    with console.status("SNDP Figure 5: target NSU study"):
+        figure5 = target_study.figure5(seed)
+    runs = _run(f"SNDP at {size}", names, size, seed, variants, jobs)
     doc = sndp_experiment.document(runs, size, seed, switches, figure5)
     labels = sndp_experiment.PAPER_NAMES
     paper_averages = sndp_experiment.paper_averages(nsu_mhz)
