@@ -34,6 +34,13 @@ def test_speedups_are_combined_geometrically_and_the_rest_arithmetically():
     assert summary["dyn"]["energy"]["mean"] == pytest.approx(0.9)
 
 
+def test_the_mean_of_equal_speedups_stays_within_them():
+    docs = {s: _doc(s, {"dyn": {"a": 0.511, "b": 0.511}}) for s in range(3)}
+    speedup = across_seeds(docs)["dyn"]["speedup"]
+    assert speedup["min"] <= speedup["mean"] <= speedup["max"]
+    assert speedup["workloads"]["a"]["min"] <= speedup["workloads"]["a"]["mean"]
+
+
 def test_only_variants_every_seed_ran_are_compared():
     docs = {0: _doc(0, {"dyn": {"a": 1.0, "b": 1.0}, "naive": {"a": 0.5, "b": 0.5}}),
             1: _doc(1, {"dyn": {"a": 1.0, "b": 1.0}})}  # fmt: skip

@@ -96,6 +96,7 @@ def tom(
         return
     runs = _run(f"TOM at {size}", names, size, seed, variants, jobs)
     doc = tom_experiment.document(runs, size, seed, switches)
+    path = _write_document(doc, json_path or out / "tom.json")
     for stem, title, metric, shown, parts in tom_experiment.FIGURES:
         shown = [v for v in shown if v in doc]
         if not shown:
@@ -109,7 +110,7 @@ def tom(
             report.write_csv(out / f"{stem}_{part}.csv", shown,
                              report.figure_rows(doc, part, shown, None))  # fmt: skip
     _print_mapping(doc)
-    _write_document(doc, json_path or out / "tom.json", out, start)
+    _say_where(path, out, start)
 
 
 def _check_seeds(seeds: int) -> None:
@@ -132,8 +133,9 @@ def _run(label: str, names: list[str], size: str, seed: int, variants, jobs: int
 def _report_seeds(experiment: str, docs: dict[int, dict], paper: dict[str, float],
                   out: Path, path: Path, start: float) -> None:  # fmt: skip
     """The averages of every seed side by side (``--seeds``), as tables, CSV files and one
-    document holding every seed's."""
+    document holding every seed's (written first: it is what a long run must not lose)."""
     doc = seed_study.document(docs, experiment)
+    _write_document(doc, path)
     size = doc["meta"]["size"]
     for metric in seed_study.METRICS:
         columns, rows = seed_study.seed_rows(doc["across_seeds"], metric,
@@ -145,13 +147,18 @@ def _report_seeds(experiment: str, docs: dict[int, dict], paper: dict[str, float
         heading = (f"{experiment.upper()} at {size}: {metric}, mean over seeds {min(docs)}-"
                    f"{max(docs)} (whiskers: lowest and highest seed)")  # fmt: skip
         seed_study.write_png(out / f"seeds_{metric}.png", heading, doc["across_seeds"], metric)
-    _write_document(doc, path, out, start)
+    _say_where(path, out, start)
 
 
-def _write_document(doc: dict, path: Path, out: Path, start: float) -> None:
-    """Write an experiment's results document and say where everything went."""
+def _write_document(doc: dict, path: Path) -> Path:
+    """Write an experiment's results document before anything is drawn from it, so that a
+    failing table or plot cannot lose a long run."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=2))
+    return path
+
+
+def _say_where(path: Path, out: Path, start: float) -> None:
     console.print(f"results: {path} (tables and plots in {out}/), "
                   f"{time.perf_counter() - start:.0f} s")  # fmt: skip
 
@@ -233,6 +240,7 @@ def sndp(
         figure5 = target_study.figure5(seed)
     runs = _run(f"SNDP at {size}", names, size, seed, variants, jobs)
     doc = sndp_experiment.document(runs, size, seed, switches, figure5)
+    path = _write_document(doc, json_path or out / "sndp.json")
     labels = sndp_experiment.PAPER_NAMES
     paper_averages = sndp_experiment.paper_averages(nsu_mhz)
     for stem, title, metric, shown, parts in sndp_experiment.FIGURES:
@@ -259,7 +267,7 @@ def sndp(
         console.print(report.rich_table(title, columns, credit_rows, "system"))
     _print_claims(doc)
     _print_figure5(figure5, out)
-    _write_document(doc, json_path or out / "sndp.json", out, start)
+    _say_where(path, out, start)
 
 
 def _print_claims(doc: dict) -> None:

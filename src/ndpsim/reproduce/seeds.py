@@ -21,9 +21,11 @@ METRICS = ("speedup", "energy")
 
 def _spread(per_seed: dict[int, float], metric: str) -> dict[str, Any]:
     values = list(per_seed.values())
+    low, high = min(values), max(values)
     combine = means.geomean if metric == "speedup" else means.mean
-    return {"per_seed": per_seed, "mean": combine(values), "min": min(values),
-            "max": max(values)}  # fmt: skip
+    # a mean of equal values can round to just outside them (exp of a mean of logs)
+    mean = min(max(combine(values), low), high)
+    return {"per_seed": per_seed, "mean": mean, "min": low, "max": high}
 
 
 def across_seeds(docs: Mapping[int, dict[str, Any]],
