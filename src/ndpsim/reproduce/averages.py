@@ -10,27 +10,40 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Sequence
 
+#: Metrics that are ratios, averaged by geometric mean; all others by arithmetic mean.
+GEOMETRIC = frozenset({"speedup"})
+
 
 def geomean(values: Sequence[float]) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+    """The geometric mean, kept within the values: the exponential of a mean of logarithms can
+    round to just outside them (equal values, or values a few ulps apart)."""
+    if not values:
+        return float("nan")
+    g = math.exp(sum(math.log(v) for v in values) / len(values))
+    return min(max(g, min(values)), max(values))
 
 
 def mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else float("nan")
 
 
+def mean_of(metric: str, values: Sequence[float],
+            geometric: Collection[str] = GEOMETRIC) -> float:  # fmt: skip
+    """The mean of ``metric``'s values: geometric if it is named in ``geometric``."""
+    return (geomean if metric in geometric else mean)(values)
+
+
 def averages(per_variant: dict[str, dict[str, dict[str, float]]],
-             geometric: Collection[str] = ("speedup",)) -> dict[str, dict[str, float]]:  # fmt: skip
+             geometric: Collection[str] = GEOMETRIC) -> dict[str, dict[str, float]]:  # fmt: skip
     """Per variant, the mean of every metric over the workloads that have it: geometric for the
     metrics named in ``geometric``, arithmetic for the rest."""
     out = {}
     for variant, by_workload in per_variant.items():
         keys = sorted({k for m in by_workload.values() for k in m})
         out[variant] = {
-            k: (geomean if k in geometric else mean)([m[k] for m in by_workload.values() if k in m])
-            for k in keys
+            k: mean_of(k, [m[k] for m in by_workload.values() if k in m], geometric) for k in keys
         }
     return out
 
 
-__all__ = ["averages", "geomean", "mean"]
+__all__ = ["GEOMETRIC", "averages", "geomean", "mean", "mean_of"]

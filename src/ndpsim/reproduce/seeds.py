@@ -21,11 +21,8 @@ METRICS = ("speedup", "energy")
 
 def _spread(per_seed: dict[int, float], metric: str) -> dict[str, Any]:
     values = list(per_seed.values())
-    low, high = min(values), max(values)
-    combine = means.geomean if metric == "speedup" else means.mean
-    # a mean of equal values can round to just outside them (exp of a mean of logs)
-    mean = min(max(combine(values), low), high)
-    return {"per_seed": per_seed, "mean": mean, "min": low, "max": high}
+    return {"per_seed": per_seed, "mean": means.mean_of(metric, values), "min": min(values),
+            "max": max(values)}  # fmt: skip
 
 
 def across_seeds(docs: Mapping[int, dict[str, Any]],

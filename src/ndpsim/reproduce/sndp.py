@@ -38,7 +38,7 @@ BEST_STATIC = "best-static"
 NSU_MHZ = (350, 175)
 TARGETS = ("first", "optimal")
 #: Metrics averaged by geometric mean; all others by arithmetic mean.
-GEOMETRIC = frozenset({"speedup"})
+GEOMETRIC = means.GEOMETRIC
 
 #: The paper's averages (sec. 6, 7.2-7.4; the figures' bars are not given as numbers). Speedups
 #: are "x% on average" read as 1 + x; the paper does not say which mean it takes.
