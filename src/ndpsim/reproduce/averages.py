@@ -33,6 +33,12 @@ def mean_of(metric: str, values: Sequence[float],
     return (geomean if metric in geometric else mean)(values)
 
 
+def which_mean(over: str, geometric: Collection[str] = GEOMETRIC) -> dict[str, str]:
+    """Says, for a results document, which mean its averages over ``over`` take."""
+    return {**{m: f"geometric mean over {over}" for m in sorted(geometric)},
+            "other metrics": f"arithmetic mean over {over}"}  # fmt: skip
+
+
 def averages(per_variant: dict[str, dict[str, dict[str, float]]],
              geometric: Collection[str] = GEOMETRIC) -> dict[str, dict[str, float]]:  # fmt: skip
     """Per variant, the mean of every metric over the workloads that have it: geometric for the
@@ -46,4 +52,4 @@ def averages(per_variant: dict[str, dict[str, dict[str, float]]],
     return out
 
 
-__all__ = ["GEOMETRIC", "averages", "geomean", "mean", "mean_of"]
+__all__ = ["GEOMETRIC", "averages", "geomean", "mean", "mean_of", "which_mean"]

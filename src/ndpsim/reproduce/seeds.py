@@ -2,9 +2,8 @@
 (the inputs, the random page placement, the random offload choices), so that a difference
 between two systems can be told from that noise.
 
-Each seed's results document is kept whole; this module only sets their figures side by side.
-Speedups are combined by geometric mean, like the averages over workloads, everything else
-arithmetically.
+Each seed's results document is kept whole; this module only sets their figures side by side,
+averaging over the seeds the way the averages over workloads do (:mod:`ndpsim.reproduce.averages`).
 """
 
 from __future__ import annotations
@@ -105,11 +104,9 @@ def document(docs: Mapping[int, dict[str, Any]], experiment: str) -> dict[str, A
     ``across_seeds``, every seed's whole document under ``seeds``."""
     first = next(iter(docs.values()))["meta"]
     meta = {k: first[k] for k in ("size", "workloads", "variants", "switches") if k in first}
-    mean = {"speedup": "geometric mean over workloads, then over seeds",
-            "other metrics": "arithmetic mean over workloads, then over seeds"}  # fmt: skip
     return {
         "across_seeds": across_seeds(docs),
-        "mean": mean,
+        "mean": means.which_mean("workloads, then over seeds"),
         "meta": {"experiment": experiment, "seeds": list(docs), **meta},
         "seeds": {str(s): d for s, d in docs.items()},
     }

@@ -133,8 +133,7 @@ def document(runs, size: str, seed: int, switches: dict[str, float]) -> dict[str
     doc: dict[str, Any] = {name: per_variant[name] for name in VARIANT_NAMES
                            if name in per_variant}  # fmt: skip
     doc["average"] = means.averages(per_variant)
-    doc["mean"] = {"speedup": "geometric mean over workloads",
-                   "other metrics": "arithmetic mean over workloads"}  # fmt: skip
+    doc["mean"] = means.which_mean("workloads")
     doc["paper"] = {"average": PAPER, "workloads": PAPER_WORKLOADS}
     doc["meta"] = {"experiment": "tom", "size": size, "seed": seed,
                    "workloads": list(runs), "switches": switches,
