@@ -147,6 +147,30 @@ def test_a_bandwidth_bound_kernel_runs_in_bytes_over_bandwidth():
     assert ideal_ps <= result.time_ps <= 1.05 * ideal_ps
 
 
+def _without_stall_counts(stats):
+    """Every counter but the SM's stall breakdown and evaluated clocks, which count only the
+    clocks an SM is evaluated on (see docs/timing.md)."""
+    skip = {"cycles_evaluated", "no_issue_unit_busy", "no_issue_dependency", "no_issue_idle"}
+    if isinstance(stats, dict):
+        return {k: _without_stall_counts(v) for k, v in stats.items() if k not in skip}
+    return stats
+
+
+@pytest.mark.parametrize(
+    "name, system",
+    [("bfs", "gpu-baseline"), ("hist", "gpu-baseline"), ("bp", "gpu-baseline"),
+     ("vadd", "tom-ndp"), ("spmv", "sndp-ndp")],
+)  # fmt: skip
+def test_sleeping_through_clocks_with_nothing_to_issue_changes_no_result(name, system):
+    _, asleep = run_suite_workload(name, system=system)
+    every_clock = {"sm": {"skip_idle_clocks": False}}
+    _, awake = run_suite_workload(name, system=system, overrides=every_clock)
+    assert awake.time_ps == asleep.time_ps and awake.energy == asleep.energy
+    assert _without_stall_counts(awake.stats) == _without_stall_counts(asleep.stats)
+    evaluated = [r.stats["sm"]["total"]["cycles_evaluated"] for r in (asleep, awake)]
+    assert evaluated[0] < evaluated[1]
+
+
 def test_the_same_seed_gives_identical_statistics_twice():
     _, first = run_suite_workload("spmv", system="sndp-baseline", seed=3)
     _, again = run_suite_workload("spmv", system="sndp-baseline", seed=3)

@@ -71,8 +71,10 @@ U_NONE, U_SFU, U_LSU, U_LSU_MSHR = 0, 1, 2, 3
 # (latencies in cycles of the SM's own clock: stack SMs may run slower, see SmState.period)
 (S_COUNT, S_SLOTS, S_CTAS, S_REGISTERS, S_SHARED, S_SCHEDULERS, S_POLICY, S_LAT_ALU,
  S_LAT_SFU, S_LAT_SHARED, S_LAT_CONSTANT, S_LAT_BRANCH, S_LAT_L1, S_SFU_INTERVAL,
- S_LOAD_SLOTS, S_HEADER_BYTES, S_L1_ENABLED, S_GPU_SMS) = range(18)  # fmt: skip
-SM_PARAMS = 18
+ S_LOAD_SLOTS, S_HEADER_BYTES, S_L1_ENABLED, S_GPU_SMS, S_SKIP_IDLE) = range(19)  # fmt: skip
+SM_PARAMS = 19
+# S_SKIP_IDLE: 0 evaluates every SM and scheduler on every clock, to check that sleeping
+# through clocks in which nothing can issue changes no result
 GTO, LRR = 0, 1
 
 # per-SM statistics

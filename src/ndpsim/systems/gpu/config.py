@@ -32,6 +32,11 @@ class SmConfig(Strict):
     latency_constant: int = Field(8, ge=1)
     latency_branch: int = Field(6, ge=1)
     sfu_interval: int = Field(4, ge=1, description="cycles between SFU issues (32 lanes / 8)")
+    skip_idle_clocks: bool = Field(
+        True,
+        description="an SM sleeps through clocks in which none of its warps can issue; false "
+        "evaluates every SM and scheduler on every clock (slower; the same results)",
+    )
 
 
 class CacheConfig(Strict):

@@ -609,6 +609,7 @@ def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, off
     channels = mem.tick_at.shape[0]
     room = mem.params[M_HEADROOM]
     learning = off.control[ofl.C_LEARNING] != 0
+    skip_idle = sm.params[smmod.S_SKIP_IDLE] != 0
     now = 0
     while True:
         if events.meta[2] < room or pool.meta[0] < room:
@@ -682,7 +683,11 @@ def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, off
                 for k in range(schedulers):
                     sm.stats[s, sm.sched_stall[s, k]] += skipped
             sm_last[s] = now
+            if not skip_idle:  # every scheduler scans its warps, and the SM runs next clock
+                sm.sched_next[s, :] = now
             smmod.cycle(sm, work, l1, pool, links, events, sm_port, page, off, s, now)
+            if not skip_idle:
+                sm.sm_next[s] = now + sm.period[s]
             if sm.sm_next[s] < t_sm:
                 t_sm = sm.sm_next[s]
         sm.sm_min[0] = t_sm

@@ -305,6 +305,7 @@ class GpuSystem:
         p[smmod.S_LOAD_SLOTS] = c.load_slots
         p[smmod.S_HEADER_BYTES] = 8  # crossbar flit header
         p[smmod.S_L1_ENABLED] = int(self.config.l1.enabled)
+        p[smmod.S_SKIP_IDLE] = int(c.skip_idle_clocks)
         return p
 
     def _sm_periods(self) -> np.ndarray:
