@@ -74,7 +74,7 @@ U_NONE, U_SFU, U_LSU, U_LSU_MSHR = 0, 1, 2, 3
  S_LOAD_SLOTS, S_HEADER_BYTES, S_L1_ENABLED, S_GPU_SMS, S_SKIP_IDLE) = range(19)  # fmt: skip
 SM_PARAMS = 19
 # S_SKIP_IDLE: 0 evaluates every SM and scheduler on every clock, to check that sleeping
-# through clocks in which nothing can issue changes no result
+# through clocks in which nothing can issue changes no timing
 GTO, LRR = 0, 1
 
 # per-SM statistics
