@@ -12,7 +12,7 @@ four-activation window, refresh) and against the device's own counters.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 
 import numpy as np
@@ -73,8 +73,9 @@ def _observe(preset, d, ch, now, before, requests) -> Issued | None:
     pres = int(stats[ctl.S_PRES] - stats_before[ctl.S_PRES])
     refs = int(stats[ctl.S_REFS] - stats_before[ctl.S_REFS])
     assert columns + acts + pres + refs <= 1, f"cycle {now}: more than one command on channel {ch}"
-    closed = [s for s in np.flatnonzero(open_before != d.open_row) if d.open_row[s] < 0]
-    opened = [s for s in np.flatnonzero(open_before != d.open_row) if d.open_row[s] >= 0]
+    changed = np.flatnonzero(open_before != d.open_row)
+    closed = [s for s in changed if d.open_row[s] < 0]
+    opened = [s for s in changed if d.open_row[s] >= 0]
     if columns:
         tag = int(d.done_tag[done_before])
         r = requests[tag]
@@ -90,8 +91,8 @@ def _observe(preset, d, ch, now, before, requests) -> Issued | None:
         return Issued(now, ACT, ch, rank, bankgroup, bank, sub, int(d.open_row[opened[0]]))
     ranks = range(ch * preset.organization.ranks, (ch + 1) * preset.organization.ranks)
     if pres:
-        refreshing = [rk for rk in ranks if d.refresh_pending[rk]]
-        if refreshing:  # only a refresh's precharge issues while a refresh is pending
+        # while a refresh is pending, only its precharge (of the whole rank) issues
+        if any(d.refresh_pending[rk] for rk in ranks):
             rank = _coordinates(preset, closed[0])[1]
             assert all(_coordinates(preset, s)[1] == rank for s in closed)
             return Issued(now, PREA, ch, rank)
@@ -217,7 +218,7 @@ def protocol_violations(preset: DramPreset, requests, log, queued, done) -> list
         history.append(c)
         # row state
         key = scope(c, "subarray")
-        rank_rows = [k for k in open_row if k[:2] == (c.channel, c.rank)]
+        rank_rows = [k for k in open_row if k[:2] == (c.channel, c.rank)]  # for PREA and REF
         if c.command == ACT:
             if key in open_row:
                 bad.append(f"{c}: activates a subarray whose row {open_row[key]} is open")
@@ -288,7 +289,7 @@ def counter_mismatches(preset, requests, log, queued, done, d) -> list[str]:
         "activates": count[ACT],
         "precharges": count[PRE] + count[PREA],
         "refreshes": count[REF],
-        "data_bus_cycles": preset.timing.BL * (len(requests)),
+        "data_bus_cycles": preset.timing.BL * sum(count[c] for c in COLUMN),
         "read_latency_cycles": sum(done[i] - queued[i] for i in reads),
     }
     wrong = [f"{k}: counted {s[k]}, seen {v}" for k, v in expected.items() if s[k] != v]
@@ -391,8 +392,7 @@ def test_the_checker_catches_a_command_issued_too_early():
     requests = [Request(0, 0, 0, 0, 0, 1, 0, False), Request(0, 0, 0, 0, 0, 2, 0, False)]
     log, queued, done, _ = run_logged(preset, requests)
     assert protocol_violations(preset, requests, log, queued, done) == []
-    early = [c if c.command != PRE else Issued(**{**c.__dict__, "cycle": c.cycle - 1})
-             for c in log]  # fmt: skip
+    early = [replace(c, cycle=c.cycle - 1) if c.command == PRE else c for c in log]
     assert any("tRAS" in v or "tRTP" in v for v in protocol_violations(preset, requests, early,
                                                                        queued, done))  # fmt: skip
     assert any("served twice" in v for v in
