@@ -147,12 +147,12 @@ def test_a_bandwidth_bound_kernel_runs_in_bytes_over_bandwidth():
     assert ideal_ps <= result.time_ps <= 1.05 * ideal_ps
 
 
-def _without_stall_counts(stats):
-    """Every counter but the SM's stall breakdown and evaluated clocks, which count only the
-    clocks an SM is evaluated on (see docs/timing.md)."""
-    skip = {"cycles_evaluated", "no_issue_unit_busy", "no_issue_dependency", "no_issue_idle"}
+def _without_evaluated_clocks(stats):
+    """Every counter but how many clocks of an SM were looked at: the one counter that says
+    how much skipping there was."""
     if isinstance(stats, dict):
-        return {k: _without_stall_counts(v) for k, v in stats.items() if k not in skip}
+        return {k: _without_evaluated_clocks(v) for k, v in stats.items()
+                if k != "cycles_evaluated"}  # fmt: skip
     return stats
 
 
@@ -166,9 +166,28 @@ def test_sleeping_through_clocks_with_nothing_to_issue_changes_no_result(name, s
     every_clock = {"sm": {"skip_idle_clocks": False}}
     _, awake = run_suite_workload(name, system=system, overrides=every_clock)
     assert awake.time_ps == asleep.time_ps and awake.energy == asleep.energy
-    assert _without_stall_counts(awake.stats) == _without_stall_counts(asleep.stats)
+    # the stall breakdown included: a sleeping scheduler's clocks count as what it waits for
+    assert _without_evaluated_clocks(awake.stats) == _without_evaluated_clocks(asleep.stats)
     evaluated = [r.stats["sm"]["total"]["cycles_evaluated"] for r in (asleep, awake)]
     assert evaluated[0] < evaluated[1]
+
+
+def test_an_sm_counts_its_clocks_only_while_it_has_work_or_ctas_are_left():
+    # hist `tiny` is one launch of fewer CTAs than the GPU has SMs: all go out at once
+    _, result = run_suite_workload("hist")
+    schedulers = load_system_config("gpu-baseline").sm.schedulers
+    sms = list(result.stats["sm"]["instances"].values())
+    for sm in sms:  # on each clock counted, each scheduler issues or names one reason
+        stalls = sm["no_issue_unit_busy"] + sm["no_issue_dependency"] + sm["no_issue_idle"]
+        outcomes = sm["warp_instructions"] + stalls
+        assert outcomes == schedulers * sm["clocks"]
+    without_cta = [sm for sm in sms if sm["ctas"] == 0]
+    busy = [sm["clocks"] for sm in sms if sm["ctas"] > 0]
+    assert without_cta and busy
+    # an SM that got no CTA counts the launch's first clock only, idle
+    assert all(sm["clocks"] == 1 and sm["no_issue_idle"] == schedulers for sm in without_cta)
+    # the others stop when their last warp finishes, each at its own time, before the end
+    assert max(busy) < result.summary["core_cycles"] and min(busy) < max(busy)
 
 
 def test_the_same_seed_gives_identical_statistics_twice():

@@ -79,17 +79,20 @@ GTO, LRR = 0, 1
 
 # per-SM statistics
 # line_transactions: what the coalescers produced (global and local memory, hits included);
-# load/store/atomic_transactions: the requests that left the SM for the L2
+# load/store/atomic_transactions: the requests that left the SM for the L2;
+# clocks: those counted (see ``counting``), on each of which every scheduler issues, offloads
+# a block or counts one no_issue_* reason; cycles_evaluated: those the loop looked at
 (T_ISSUED, T_THREAD_INSTRUCTIONS, T_ACTIVE_CYCLES, T_STALL_UNIT, T_STALL_DEPENDENCY,
  T_STALL_IDLE, T_L1_ACCESSES, T_L1_HITS, T_L1_MISSES, T_L1_MERGES, T_TRANSACTIONS, T_LOADS,
  T_STORES, T_ATOMICS, T_SHARED_ACCESSES, T_CTAS, T_ALU, T_SFU, T_MEMORY, T_BRANCH,
- T_BARRIERS, T_EVALUATED) = range(22)  # fmt: skip
+ T_BARRIERS, T_EVALUATED, T_CLOCKS) = range(23)  # fmt: skip
+STALL_REASONS = (T_STALL_UNIT, T_STALL_DEPENDENCY, T_STALL_IDLE)
 SM_STAT_NAMES = (
     "warp_instructions", "thread_instructions", "active_cycles", "no_issue_unit_busy",
     "no_issue_dependency", "no_issue_idle", "l1_accesses", "l1_hits", "l1_misses",
     "l1_mshr_merges", "line_transactions", "load_transactions", "store_transactions",
     "atomic_transactions", "shared_accesses", "ctas", "alu_instructions", "sfu_instructions",
-    "memory_instructions", "branch_instructions", "barriers", "cycles_evaluated",
+    "memory_instructions", "branch_instructions", "barriers", "cycles_evaluated", "clocks",
 )  # fmt: skip
 
 # events the SM emits: a request for the L2 (GPU SMs) or for the stack's vaults (stack SMs);
@@ -123,6 +126,8 @@ class SmState(NamedTuple):
     # (a lower bound; a scheduler whose bound is in the future is not scanned)
     sched_stall: np.ndarray  # int64[sms, schedulers]: why it last failed to issue (T_STALL_*),
     # charged for every cycle until it is scanned again
+    clock_last: np.ndarray  # int64[sms]: the last clock edge whose outcome is counted (ps);
+    # only the clocks of an SM that has a warp or the launch a CTA left are (see ``counting``)
     sm_ctas: np.ndarray  # int64[sms]
     sm_warps: np.ndarray
     sm_registers: np.ndarray
@@ -143,10 +148,10 @@ class SmState(NamedTuple):
 
 
 def build_sm_state(params: np.ndarray, period: np.ndarray, registers: int, num_ctas: int,
-                   slots: int | None = None) -> SmState:  # fmt: skip
+                   slots: int | None = None, start: int = 0) -> SmState:  # fmt: skip
     """SMs with every slot free, clocked at ``period`` ps each, sized for ``registers``
-    registers per warp slot and a launch of ``num_ctas`` CTAs; ``slots`` warp slots per SM
-    (default: what a GPU SM has; stack SMs may have more)."""
+    registers per warp slot and a launch of ``num_ctas`` CTAs starting at ``start`` ps;
+    ``slots`` warp slots per SM (default: what a GPU SM has; stack SMs may have more)."""
     sms = int(params[S_COUNT])
     slots = int(params[S_SLOTS]) if slots is None else slots
     loads = int(params[S_LOAD_SLOTS])
@@ -172,6 +177,7 @@ def build_sm_state(params: np.ndarray, period: np.ndarray, registers: int, num_c
         sched_last=np.zeros((sms, int(params[S_SCHEDULERS])), dtype=np.int64),
         sched_next=np.full((sms, int(params[S_SCHEDULERS])), NEVER, dtype=np.int64),
         sched_stall=np.full((sms, int(params[S_SCHEDULERS])), T_STALL_IDLE, dtype=np.int64),
+        clock_last=start - period.astype(np.int64),
         sm_ctas=np.zeros(sms, dtype=np.int64),
         sm_warps=np.zeros(sms, dtype=np.int64),
         sm_registers=np.zeros(sms, dtype=np.int64),
@@ -259,6 +265,44 @@ def wake(sm, s, t):
 
 
 @njit(cache=True, inline="always")
+def count_clocks(sm, s, t):
+    """Count SM ``s``'s clock edges after the last one counted, up to ``t``: each scheduler
+    charges them to the reason it last failed to issue for. Whatever would change that reason
+    wakes the SM (an operand, a unit, MSHRs) or updates it first (``_activate``)."""
+    period = sm.period[s]
+    n = (t - sm.clock_last[s]) // period
+    if n > 0:
+        for k in range(sm.sched_stall.shape[1]):
+            sm.stats[s, sm.sched_stall[s, k]] += n
+        sm.stats[s, T_CLOCKS] += n
+        sm.clock_last[s] += n * period
+
+
+@njit(cache=True, inline="always")
+def _activate(sm, s, w, now):
+    """Slot ``w`` has instructions to issue again from ``now`` (a new warp, a barrier released,
+    an offloaded block back or started). An idle scheduler now waits on it, a dependency,
+    until it scans again; its clocks before ``now`` stay idle."""
+    sm.slot_state[s, w] = ACTIVE
+    k = w % sm.params[S_SCHEDULERS]
+    if sm.sched_stall[s, k] == T_STALL_IDLE:
+        count_clocks(sm, s, now - 1)
+        sm.sched_stall[s, k] = T_STALL_DEPENDENCY
+
+
+@njit(cache=True, inline="always")
+def _done_with_ctas(sm, work):
+    return sm.counters[0] == work.params[W_NUM_CTAS]
+
+
+@njit(cache=True, inline="always")
+def counting(sm, work, s):
+    """Whether SM ``s``'s clocks count: it has a warp, or the launch a CTA left to dispatch
+    (GPGPU-Sim clocks a core only then)."""
+    return sm.sm_warps[s] > 0 or not _done_with_ctas(sm, work)
+
+
+@njit(cache=True, inline="always")
 def _fits(sm, work, s):
     p = sm.params
     wpc = work.params[W_WARPS_PER_CTA]
@@ -310,8 +354,12 @@ def _start_cta(sm, work, off, s, now):
             sm.slot_warp[s, w] = -1
             sm.cta_left[cta] -= 1
             continue
-        sm.slot_state[s, w] = ACTIVE
+        _activate(sm, s, w, now)
         refresh_ready(sm, work, off, s, w, now)
+    if _done_with_ctas(sm, work):  # the last CTA: SMs without a warp count no more clocks
+        for other in range(sm.params[S_COUNT]):
+            if sm.sm_warps[other] == 0:
+                count_clocks(sm, other, now)
 
 
 @njit(cache=True)
@@ -344,8 +392,10 @@ def _warp_finished(sm, work, off, s, w, now):
         sm.sm_warps[s] -= work.params[W_WARPS_PER_CTA]
         sm.sm_registers[s] -= _registers_per_cta(sm, work)
         sm.sm_shared[s] -= work.params[W_SHARED_BYTES]
-        while sm.counters[0] < work.params[W_NUM_CTAS] and _fits(sm, work, s):
+        while not _done_with_ctas(sm, work) and _fits(sm, work, s):
             _start_cta(sm, work, off, s, now)
+        if not counting(sm, work, s):  # its last clocks
+            count_clocks(sm, s, now)
     elif sm.cta_arrived[cta] > 0 and sm.cta_arrived[cta] == sm.cta_left[cta]:
         _release_barrier(sm, work, off, s, cta, now)
 
@@ -357,7 +407,7 @@ def _release_barrier(sm, work, off, s, cta, now):
     nxt = now + sm.period[s]
     for w in range(sm.slot_warp.shape[1]):
         if sm.slot_cta[s, w] == cta and sm.slot_state[s, w] == BARRIER:
-            sm.slot_state[s, w] = ACTIVE
+            _activate(sm, s, w, now)
             refresh_ready(sm, work, off, s, w, nxt)
 
 
@@ -413,7 +463,7 @@ def _take_live_outs(sm, off, s, w, now):
     for k in range(off.cand_live_out_first[c], off.cand_live_out_first[c + 1]):
         sm.reg_ready[s, w, off.cand_live_out[k]] = now
     sm.slot_instance[s, w] = -1
-    sm.slot_state[s, w] = ACTIVE
+    _activate(sm, s, w, now)
 
 
 @njit(cache=True, inline="always")
@@ -652,7 +702,7 @@ def _send_offload(sm, work, off, events, s, w, now):
     t = max(t, now) + off.params[ofl.O_LATENCY_PS]
     ev.push(events, t, EV_OFFLOAD_SEND, i, 0)
     if off.params[ofl.O_MODE] == ofl.MODE_SNDP:
-        sm.slot_state[s, w] = ACTIVE
+        _activate(sm, s, w, now)
         refresh_ready(sm, work, off, s, w, max(t, now + sm.period[s]))
     else:
         sm.slot_state[s, w] = OFFLOADED
@@ -708,6 +758,8 @@ def start_offloaded(sm, work, off, events, s, i, now):
             break
     if w < 0:
         return False
+    if not counting(sm, work, s):  # it counts again from the first clock it may issue at
+        sm.clock_last[s] = max(sm.clock_last[s], align(now, sm.period[s]) - sm.period[s])
     sm.slot_warp[s, w] = off.inst_home[i]
     sm.slot_cta[s, w] = -1
     sm.slot_pos[s, w] = off.inst_start[i]
@@ -722,7 +774,7 @@ def start_offloaded(sm, work, off, events, s, i, now):
     for k in range(sm.load_left.shape[2]):
         sm.load_left[s, w, k] = 0
     sm.sm_warps[s] += 1
-    sm.slot_state[s, w] = ACTIVE
+    _activate(sm, s, w, now)
     if off.params[ofl.O_MODE] == ofl.MODE_SNDP:
         while sm.slot_pos[s, w] < sm.slot_end[s, w] and _role(
             work, off, sm.slot_pos[s, w]
@@ -735,7 +787,7 @@ def start_offloaded(sm, work, off, events, s, i, now):
 
 
 @njit(cache=True)
-def free_stack_slot(sm, off, s, w):
+def free_stack_slot(sm, work, off, s, w, now):
     """Stack slot ``w`` finished its block and sent the acknowledgement."""
     off.inst_runner[sm.slot_instance[s, w]] = -1
     sm.slot_state[s, w] = FREE
@@ -743,6 +795,8 @@ def free_stack_slot(sm, off, s, w):
     sm.slot_warp[s, w] = -1
     sm.slot_instance[s, w] = -1
     sm.sm_warps[s] -= 1
+    if not counting(sm, work, s):  # its last clocks
+        count_clocks(sm, s, now)
 
 
 @njit(cache=True)
@@ -967,7 +1021,14 @@ def cycle(sm, work, l1, pool, links, events, port, page, off, s, now):
         if issue(sm, work, l1, pool, links, events, port, page, off, s, best, now):
             sm.sched_last[s, k] = best
             issued_total += 1
-            sm.sched_stall[s, k] = T_STALL_DEPENDENCY if sm.sm_warps[s] > 0 else T_STALL_IDLE
+            # Until its next scan no warp of this scheduler can issue (else it would scan next
+            # cycle): the others wait as the scan found them, the issuing one for its operands.
+            if unit_blocked:
+                sm.sched_stall[s, k] = T_STALL_UNIT
+            elif waiting or sm.slot_state[s, best] == ACTIVE:
+                sm.sched_stall[s, k] = T_STALL_DEPENDENCY
+            else:
+                sm.sched_stall[s, k] = T_STALL_IDLE
         else:  # no MSHR, load slot or request left: memory waits for fills, others go on
             sm.stats[s, T_STALL_UNIT] += 1
             sm.sched_stall[s, k] = T_STALL_UNIT

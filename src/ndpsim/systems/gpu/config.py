@@ -35,8 +35,8 @@ class SmConfig(Strict):
     skip_idle_clocks: bool = Field(
         True,
         description="an SM sleeps through clocks in which none of its warps can issue; false "
-        "evaluates every SM and scheduler on every clock (slower; the same timing and counters "
-        "but for the SMs' stall breakdown)",
+        "evaluates every SM and scheduler on every clock it counts (slower; the same timing "
+        "and counters, to check that sleeping changes nothing)",
     )
 
 

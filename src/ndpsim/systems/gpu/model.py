@@ -548,7 +548,7 @@ def _offload_done(sm, work, mem, links, events, off, s, w, now):
     start the next offload waiting for a slot."""
     i = sm.slot_instance[s, w]
     d = off.inst_dest[i]
-    smmod.free_stack_slot(sm, off, s, w)
+    smmod.free_stack_slot(sm, work, off, s, w, now)
     head = off.queue_head[d]
     if head >= 0:
         off.queue_head[d] = off.inst_next[head]
@@ -595,15 +595,13 @@ def _offload_ack(sm, work, l1, l2, mem, off, events, page, i, now):
 
 # ------------------------------------------------------------------------------- loop
 @njit(cache=True, _nrt=False)
-def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, off, sm_last,
-            until):  # fmt: skip
+def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, off, until):
     """Run until every CTA finished and every request completed (``FINISHED``), the next thing
     happens after ``until`` (``EPOCH_END``), the event queue or the request pool is nearly full
     (``GROW``: enlarge them and call again), nothing at all can happen any more although
     work is left (``STUCK``), or TOM's learning phase has seen all the instances it wanted
     (``LEARNED``: choose the mapping and call again). Returns (status, time reached)."""
     sms = sm.params[smmod.S_COUNT]
-    schedulers = sm.params[smmod.S_SCHEDULERS]
     requests = pool.free.shape[0]
     num_ctas = work.params[W_NUM_CTAS]
     channels = mem.tick_at.shape[0]
@@ -619,7 +617,7 @@ def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, off
             # in the queue (refresh ticks) belongs to the memory, not to this kernel.
             end = mem.progress[1]
             for s in range(sms):
-                end = max(end, sm_last[s])
+                end = max(end, sm.clock_last[s])
             return FINISHED, end
         t_event = ev.peek_time(events)
         if t_event < 0:
@@ -676,17 +674,16 @@ def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, off
                 if sm.sm_next[s] < t_sm:
                     t_sm = sm.sm_next[s]
                 continue
-            # cycles the SM slept through count, per scheduler, as stalls of the kind it went
-            # to sleep with
-            skipped = (now - sm_last[s]) // sm.period[s] - 1
-            if skipped > 0:
-                for k in range(schedulers):
-                    sm.stats[s, sm.sched_stall[s, k]] += skipped
-            sm_last[s] = now
+            if not smmod.counting(sm, work, s):  # no warp, and no CTA left for it
+                sm.sm_next[s] = NEVER
+                continue
+            smmod.count_clocks(sm, s, now - sm.period[s])  # the clocks it slept through
+            sm.clock_last[s] = now  # counted by the evaluation below
+            sm.stats[s, smmod.T_CLOCKS] += 1
             if not skip_idle:  # every scheduler scans its warps, and the SM runs next clock
                 sm.sched_next[s, :] = now
             smmod.cycle(sm, work, l1, pool, links, events, sm_port, page, off, s, now)
-            if not skip_idle:
+            if not skip_idle and smmod.counting(sm, work, s):
                 sm.sm_next[s] = now + sm.period[s]
             if sm.sm_next[s] < t_sm:
                 t_sm = sm.sm_next[s]

@@ -432,18 +432,17 @@ class GpuSystem:
                 ratio.attach(off)
             sm = smmod.build_sm_state(sm_params.copy(), sm_periods,
                                       int(work.params[W_NUM_REGISTERS]),
-                                      int(work.params[W_NUM_CTAS]), self._slots())  # fmt: skip
+                                      int(work.params[W_NUM_CTAS]), self._slots(), now)  # fmt: skip
             l1.tags[:] = cachemod.INVALID  # L1s are not coherent: flushed at kernel boundaries
             smmod.dispatch_initial(sm, work, off, now)
             if sm.counters[0] == 0 and work.params[W_NUM_CTAS] > 0:
                 raise ConfigError(self._does_not_fit(trace, work))
-            sm_last = now - sm_periods
             hook = None
             if on_epoch is not None:
                 hook = partial(_hand_back, on_epoch, index, links, labels, page_table, sm, mem,
                                dram)  # fmt: skip
             now, events, pool = self._run_kernel(sm, work, l1, pool, links, events, sm_ports,
-                                                 page, mem, l2, dram, off, sm_last, now, trace,
+                                                 page, mem, l2, dram, off, now, trace,
                                                  hook, ratio, learned)  # fmt: skip
             if learning is not None and learning.left:  # the phase goes on in the next launch
                 _record_seen(learning, index, off)
@@ -653,7 +652,7 @@ class GpuSystem:
         )
 
     def _run_kernel(self, sm, work, l1, pool, links, events, sm_ports, page, mem, l2, dram,
-                    off, sm_last, start, trace, hook, ratio, learned):  # fmt: skip
+                    off, start, trace, hook, ratio, learned):  # fmt: skip
         """Run one launch to its end, handing control back every ``EPOCH_PS`` (watchdog, the
         ``hook``), at every epoch of a dynamic offload ratio, and when TOM's learning phase
         ends (``learned``)."""
@@ -664,7 +663,7 @@ class GpuSystem:
         while True:
             until = min(watch, ratio.next_ps) if dynamic else watch
             status, reached = model.advance(sm, work, l1, pool, links, events, sm_ports, page,
-                                            mem, l2, dram, off, sm_last, until)  # fmt: skip
+                                            mem, l2, dram, off, until)  # fmt: skip
             if status == model.FINISHED:
                 break
             if status == model.GROW:
@@ -714,6 +713,11 @@ class GpuSystem:
             "offloads waiting for a stack-SM slot": int((off.queue_head >= 0).sum()),
             "observed learning-phase instances unfinished": int(off.control[ofl.C_LEARN_RUNNING]),
         }
+        outcomes = int(sm.stats[:, [smmod.T_ISSUED, *smmod.STALL_REASONS]].sum())
+        if off.stats.shape[0]:
+            outcomes += int(off.stats[:, ofl.K_OFFLOADED].sum())  # an offload takes an issue
+        scheduler_clocks = int(sm.stats[:, smmod.T_CLOCKS].sum()) * int(sm.sched_next.shape[1])
+        left["scheduler clocks miscounted"] = abs(scheduler_clocks - outcomes)
         if off.stats.shape[0]:
             capacity = self._credit_capacity()
             sent = int(off.stats[:, ofl.K_OFFLOADED].sum())
