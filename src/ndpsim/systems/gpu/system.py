@@ -713,14 +713,15 @@ class GpuSystem:
             "offloads waiting for a stack-SM slot": int((off.queue_head >= 0).sum()),
             "observed learning-phase instances unfinished": int(off.control[ofl.C_LEARN_RUNNING]),
         }
-        outcomes = int(sm.stats[:, [smmod.T_ISSUED, *smmod.STALL_REASONS]].sum())
-        if off.stats.shape[0]:
-            outcomes += int(off.stats[:, ofl.K_OFFLOADED].sum())  # an offload takes an issue
-        scheduler_clocks = int(sm.stats[:, smmod.T_CLOCKS].sum()) * int(sm.sched_next.shape[1])
-        left["scheduler clocks miscounted"] = abs(scheduler_clocks - outcomes)
+        sent = int(off.stats[:, ofl.K_OFFLOADED].sum())  # no rows without near-data units
+        # each counted clock, each scheduler issues, offloads a block or names one reason
+        outcomes = int(sm.stats[:, [smmod.T_ISSUED, *smmod.STALL_REASONS]].sum()) + sent
+        schedulers = int(sm.params[smmod.S_SCHEDULERS])
+        left["scheduler clocks miscounted"] = abs(
+            schedulers * int(sm.stats[:, smmod.T_CLOCKS].sum()) - outcomes
+        )
         if off.stats.shape[0]:
             capacity = self._credit_capacity()
-            sent = int(off.stats[:, ofl.K_OFFLOADED].sum())
             acked = int(off.stats[:, ofl.K_ACKED].sum())
             left["offloads never acknowledged"] = sent - acked
             left["warps waiting for credits"] = int((off.credit_head >= 0).sum())
