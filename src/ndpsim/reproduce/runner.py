@@ -2,7 +2,10 @@
 simulated on every variant, workloads spread over worker processes.
 
 A worker returns plain data (the run summaries and energies), never the traces, so only small
-results cross process boundaries.
+results cross process boundaries. Before the workers share out the workloads, one of them
+compiles the timing model (or loads it from numba's on-disk cache): on a machine that has not
+compiled it yet, every worker would otherwise compile it at once, each for minutes and with
+gigabytes of memory, where one compilation serves them all.
 """
 
 from __future__ import annotations
@@ -49,6 +52,15 @@ def simulate_workload(workload: str, size: str, seed: int,
     return out
 
 
+def compile_timing_model(preset: str) -> None:
+    """Run a ``tiny`` workload on ``preset``, which compiles every function of the timing model
+    (all systems share them) into numba's on-disk cache, or loads them from it."""
+    functional = run_workload("vadd", "tiny")
+    GpuSystem(load_system_config(preset)).run(
+        functional.traces, kernel_module(functional.workload.module_name), functional.memory
+    )
+
+
 def run_experiment(workloads: Sequence[str], size: str, seed: int, variants: Sequence[Variant],
                    processes: int | None = None,
                    on_done: Callable[[str], None] | None = None,
@@ -64,6 +76,7 @@ def run_experiment(workloads: Sequence[str], size: str, seed: int, variants: Seq
                 on_done(name)
         return results
     with ProcessPoolExecutor(max_workers=processes) as pool:
+        pool.submit(compile_timing_model, variants[0].preset).result()
         futures = {pool.submit(simulate_workload, name, size, seed, list(variants)): name
                    for name in workloads}  # fmt: skip
         for future in as_completed(futures):
@@ -74,4 +87,4 @@ def run_experiment(workloads: Sequence[str], size: str, seed: int, variants: Seq
     return {name: results[name] for name in workloads}
 
 
-__all__ = ["Variant", "run_experiment", "simulate_workload"]
+__all__ = ["Variant", "compile_timing_model", "run_experiment", "simulate_workload"]
