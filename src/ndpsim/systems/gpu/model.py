@@ -143,10 +143,8 @@ def _locate(mem, f):
         if mem.remap[k, 0] <= line < mem.remap[k, 1]:
             remapped = True
             break
-    if remapped:
-        decode(mem.remap_bits, mem.remap_xor, address, mem.fields)
-    else:
-        decode(mem.map_bits, mem.map_xor, address, mem.fields)
+    bits = mem.remap_bits if remapped else mem.map_bits
+    decode(bits, mem.remap_xor if remapped else mem.map_xor, address, mem.fields)
     cube = mem.fields[CUBE]
     f[rq.Q_CUBE] = cube
     f[rq.Q_CHANNEL] = cube * mem.params[M_CHANNELS_PER_CUBE] + mem.fields[CHANNEL]
@@ -174,12 +172,11 @@ def _to_memory(mem, links, events, pool, rid, now):
     """Send request ``rid`` (its line already physical) over its cube's link to its vault."""
     f = pool.fields[rid]
     cube = _locate(mem, f)
-    header = mem.params[M_HEADER]
     if _reads(f[rq.Q_KIND]):
-        arrival = linkmod.send(links, mem.to_cube[cube], now, header, linkmod.READ_REQUEST)
+        size, traffic = mem.params[M_HEADER], linkmod.READ_REQUEST
     else:
-        arrival = linkmod.send(links, mem.to_cube[cube], now, header + f[rq.Q_BYTES],
-                               linkmod.WRITE_REQUEST)  # fmt: skip
+        size, traffic = mem.params[M_HEADER] + f[rq.Q_BYTES], linkmod.WRITE_REQUEST
+    arrival = linkmod.send(links, mem.to_cube[cube], now, size, traffic)
     ev.push(events, arrival, EV_MEM_ARRIVE, rid, 0)
 
 
@@ -257,6 +254,34 @@ def _respond(mem, links, events, pool, rid, slice_, now):
 
 
 @njit(cache=True, inline="always")
+def _miss_waits(mem, l2, pool, rid, slice_, line):
+    """A read that missed in slice ``slice_`` takes an MSHR and goes to memory (True), or
+    waits: behind the MSHR already fetching its line, or in order for a free MSHR."""
+    st = mem.stats[slice_]
+    f = pool.fields[rid]
+    mshr = cachemod.mshr_find(l2, slice_, line)
+    if mshr >= 0:
+        st[L_MISSES] += 1
+        st[L_MERGES] += 1
+        f[rq.Q_L2_NEXT] = l2.mshr_head[slice_, mshr]
+        l2.mshr_head[slice_, mshr] = rid
+        return False
+    mshr = cachemod.mshr_allocate(l2, slice_, line)
+    if mshr < 0:  # wait, in order, for a fill to free an MSHR
+        st[L_MSHR_FULL] += 1
+        f[rq.Q_L2_NEXT] = -1
+        if mem.mshr_wait_head[slice_] < 0:
+            mem.mshr_wait_head[slice_] = rid
+        else:
+            pool.fields[mem.mshr_wait_tail[slice_], rq.Q_L2_NEXT] = rid
+        mem.mshr_wait_tail[slice_] = rid
+        return False
+    f[rq.Q_L2_NEXT] = -1  # it heads the MSHR's waiting list
+    l2.mshr_head[slice_, mshr] = rid
+    return True
+
+
+@njit(cache=True, inline="always")
 def _l2_request(mem, l2, links, events, pool, rid, now, retry):
     """Request ``rid`` reaches its L2 slice (``retry``: again, after waiting for an MSHR; it
     was counted as an access then)."""
@@ -270,43 +295,22 @@ def _l2_request(mem, l2, links, events, pool, rid, now, retry):
     enabled = mem.params[M_L2_ENABLED] != 0
     if not retry:
         st[L_ACCESSES] += 1
-    if kind == rq.R_STORE or kind == rq.R_REDUCTION:
-        if enabled and cachemod.lookup(l2, slice_, line):
-            st[L_HITS] += 1
-        else:
-            st[L_MISSES] += 1
+        if kind == rq.R_ATOMIC:
+            st[L_ATOMICS] += 1
+    hit = enabled and cachemod.lookup(l2, slice_, line)
+    if kind == rq.R_STORE or kind == rq.R_REDUCTION:  # written through
+        st[L_HITS if hit else L_MISSES] += 1
         st[L_WRITES] += 1
         st[L_DRAM_WRITES] += 1
-        _to_memory(mem, links, events, pool, rid, now + latency)
-        return
-    if kind == rq.R_ATOMIC and not retry:
-        st[L_ATOMICS] += 1
-    if enabled and cachemod.lookup(l2, slice_, line):
+    elif hit:
         st[L_HITS] += 1
         _respond(mem, links, events, pool, rid, slice_, now + latency)
         return
-    if enabled:
-        mshr = cachemod.mshr_find(l2, slice_, line)
-        if mshr >= 0:
-            st[L_MISSES] += 1
-            st[L_MERGES] += 1
-            f[rq.Q_L2_NEXT] = l2.mshr_head[slice_, mshr]
-            l2.mshr_head[slice_, mshr] = rid
+    else:
+        if enabled and not _miss_waits(mem, l2, pool, rid, slice_, line):
             return
-        mshr = cachemod.mshr_allocate(l2, slice_, line)
-        if mshr < 0:  # wait, in order, for a fill to free an MSHR
-            st[L_MSHR_FULL] += 1
-            f[rq.Q_L2_NEXT] = -1
-            if mem.mshr_wait_head[slice_] < 0:
-                mem.mshr_wait_head[slice_] = rid
-            else:
-                pool.fields[mem.mshr_wait_tail[slice_], rq.Q_L2_NEXT] = rid
-            mem.mshr_wait_tail[slice_] = rid
-            return
-        f[rq.Q_L2_NEXT] = -1  # it heads the MSHR's waiting list
-        l2.mshr_head[slice_, mshr] = rid
-    st[L_MISSES] += 1
-    st[L_DRAM_READS] += 1
+        st[L_MISSES] += 1
+        st[L_DRAM_READS] += 1
     _to_memory(mem, links, events, pool, rid, now + latency)
 
 
@@ -337,13 +341,15 @@ def _dram_done(mem, links, events, pool, rid, now):
 
 @njit(cache=True, inline="always")
 def _l2_fill(mem, l2, links, events, pool, rid, now):
+    """A line reached its L2 slice: answer the requests waiting for it. Returns the slice, whose
+    MSHR is free again (-1 without an L2)."""
     f = pool.fields[rid]
     line = f[rq.Q_LINE]
     slice_ = f[rq.Q_SLICE]
     mem.stats[slice_, L_FILLS] += 1
     if mem.params[M_L2_ENABLED] == 0:
         _respond(mem, links, events, pool, rid, slice_, now)
-        return
+        return -1
     cachemod.fill(l2, slice_, line, False)
     mshr = cachemod.mshr_find(l2, slice_, line)
     waiter = cachemod.mshr_release(l2, slice_, mshr)
@@ -351,13 +357,21 @@ def _l2_fill(mem, l2, links, events, pool, rid, now):
         nxt = pool.fields[waiter, rq.Q_L2_NEXT]
         _respond(mem, links, events, pool, waiter, slice_, now)
         waiter = nxt
-    # An MSHR is free again: requests waiting for one go on, oldest first, for as long as
-    # MSHRs stay free (one that hits or merges takes none, so the next may go too).
-    while mem.mshr_wait_head[slice_] >= 0 and l2.mshr_used[slice_] < l2.mshr_line.shape[1]:
-        blocked = mem.mshr_wait_head[slice_]
-        mem.mshr_wait_head[slice_] = pool.fields[blocked, rq.Q_L2_NEXT]
-        pool.fields[blocked, rq.Q_L2_NEXT] = -1
-        _l2_request(mem, l2, links, events, pool, blocked, now, True)
+    return slice_
+
+
+@njit(cache=True, inline="always")
+def _mshr_waiter(mem, l2, pool, slice_):
+    """The oldest request waiting for an MSHR of ``slice_``, taken off the wait list, if an
+    MSHR is free (else, or for slice -1, -1)."""
+    if slice_ < 0 or mem.mshr_wait_head[slice_] < 0:
+        return -1
+    if l2.mshr_used[slice_] >= l2.mshr_line.shape[1]:
+        return -1
+    blocked = mem.mshr_wait_head[slice_]
+    mem.mshr_wait_head[slice_] = pool.fields[blocked, rq.Q_L2_NEXT]
+    pool.fields[blocked, rq.Q_L2_NEXT] = -1
+    return blocked
 
 
 @njit(cache=True, inline="always")
@@ -631,17 +645,25 @@ def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, off
             return EPOCH_END, until
         if t_event == now:
             t, kind, a0, a1 = ev.pop(events)
-            if kind == EV_L2_REQUEST:
-                if pool.fields[a0, rq.Q_KIND] >= rq.R_RDF:
-                    _partitioned_at_l2(sm, l1, l2, mem, links, events, pool, off, a0, t)
-                else:
-                    _l2_request(mem, l2, links, events, pool, a0, t, False)
+            if kind == EV_L2_REQUEST and pool.fields[a0, rq.Q_KIND] >= rq.R_RDF:
+                _partitioned_at_l2(sm, l1, l2, mem, links, events, pool, off, a0, t)
+            elif kind in (EV_L2_REQUEST, EV_L2_FILL):
+                # After a fill, requests waiting for an MSHR go on, oldest first, for as long
+                # as MSHRs stay free (one that hits or merges takes none, so the next may go
+                # too). One call site for both: each inlined copy of _l2_request costs
+                # seconds of compilation.
+                freed = -1  # the slice whose MSHR a fill freed
+                rid = a0
+                if kind == EV_L2_FILL:
+                    freed = _l2_fill(mem, l2, links, events, pool, a0, t)
+                    rid = _mshr_waiter(mem, l2, pool, freed)
+                while rid >= 0:
+                    _l2_request(mem, l2, links, events, pool, rid, t, freed >= 0)
+                    rid = _mshr_waiter(mem, l2, pool, freed)
             elif kind == EV_MEM_ARRIVE:
                 _mem_arrive(mem, dram, events, pool, a0, t)
             elif kind == EV_DRAM_DONE:
                 _dram_done(mem, links, events, pool, a0, t)
-            elif kind == EV_L2_FILL:
-                _l2_fill(mem, l2, links, events, pool, a0, t)
             elif kind == EV_SM_FILL:
                 _sm_fill(sm, work, l1, mem, off, events, pool, a0, t)
             elif kind == EV_NDP_REQUEST:
