@@ -1,5 +1,8 @@
 from concurrent.futures import Future
 
+import pytest
+from numba import njit
+
 from ndpsim.reproduce import runner
 from ndpsim.reproduce.runner import Variant, compile_timing_model, run_experiment
 from ndpsim.systems.gpu import model
@@ -8,8 +11,10 @@ from ndpsim.systems.gpu import model
 class InlineExecutor:
     """Stands in for the process pool: runs each task when it is submitted, in order."""
 
-    def __init__(self, max_workers: int) -> None:
+    def __init__(self, max_workers: int, mp_context=None, initializer=None, initargs=()) -> None:
         self.max_workers = max_workers
+        if initializer is not None:
+            initializer(*initargs)
 
     def __enter__(self):
         return self
@@ -23,9 +28,17 @@ class InlineExecutor:
         return future
 
 
-def test_one_worker_compiles_the_timing_model_before_the_workloads_are_shared_out(monkeypatch):
-    calls = []
+@pytest.fixture
+def inline_pool(monkeypatch):
+    """The process pool replaced by :class:`InlineExecutor`, its workers' setup by nothing."""
     monkeypatch.setattr(runner, "ProcessPoolExecutor", InlineExecutor)
+    monkeypatch.setattr(runner, "_flag_compilations", lambda flag: None)
+
+
+def test_one_worker_compiles_the_timing_model_before_the_workloads_are_shared_out(
+    monkeypatch, inline_pool
+):
+    calls = []
     monkeypatch.setattr(runner, "compile_timing_model", lambda preset: calls.append(preset))
 
     def simulate(workload, size, seed, variants):
@@ -53,3 +66,42 @@ def test_one_warm_up_serves_every_preset():
     for preset in ("tom-baseline", "tom-ndp", "sndp-baseline", "sndp-ndp"):
         compile_timing_model(preset)
     assert len(model.advance.signatures) == 1
+
+
+def test_the_caller_hears_when_the_warm_up_compiles(monkeypatch, inline_pool):
+    """Workers raise a shared flag when they compile; the caller is told before and after."""
+    calls = []
+    flags = []
+    monkeypatch.setattr(runner, "_flag_compilations", flags.append)
+    monkeypatch.setattr(runner, "compile_timing_model", lambda preset: flags[0].set())
+    monkeypatch.setattr(runner, "simulate_workload", lambda w, *_: calls.append(w) or {})
+    run_experiment(["bfs", "vadd"], "tiny", 0, [Variant("b", "tom-baseline", {})], processes=2,
+                   on_compiling=calls.append)  # fmt: skip
+    assert calls == [True, False, "bfs", "vadd"]
+
+
+def test_a_warm_up_that_loads_from_the_cache_says_nothing(monkeypatch, inline_pool):
+    calls = []
+    monkeypatch.setattr(runner, "compile_timing_model", lambda preset: None)
+    monkeypatch.setattr(runner, "simulate_workload", lambda w, *_: calls.append(w) or {})
+    run_experiment(["bfs", "vadd"], "tiny", 0, [Variant("b", "tom-baseline", {})], processes=2,
+                   on_compiling=calls.append)  # fmt: skip
+    assert calls == ["bfs", "vadd"]
+
+
+def test_a_single_process_says_when_it_compiles(monkeypatch):
+    calls = []
+
+    def simulate(workload, *_):
+        @njit
+        def fresh(x):
+            return x + 1
+
+        fresh(1)  # compiled on the first call
+        calls.append(workload)
+        return {}
+
+    monkeypatch.setattr(runner, "simulate_workload", simulate)
+    run_experiment(["bfs", "vadd"], "tiny", 0, [Variant("b", "tom-baseline", {})], processes=1,
+                   on_compiling=calls.append)  # fmt: skip
+    assert calls == [True, False, "bfs", True, False, "vadd"]

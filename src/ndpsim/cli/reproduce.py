@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from ndpsim.cli.main import app, console, reports_errors
+from ndpsim.compilation import COMPILING_NOTICE
 from ndpsim.errors import ConfigError
 from ndpsim.reproduce import report
 from ndpsim.reproduce import seeds as seed_study
@@ -127,7 +128,11 @@ def _run(label: str, names: list[str], size: str, seed: int, variants, jobs: int
             done.append(name)
             st.update(f"{label}: {len(done)}/{len(names)} workloads done ({name})")
 
-        return run_experiment(names, size, seed, variants, jobs, progress)
+        def compiling(started: bool) -> None:
+            st.update(COMPILING_NOTICE if started
+                      else f"{label}: {len(done)}/{len(names)} workloads done")  # fmt: skip
+
+        return run_experiment(names, size, seed, variants, jobs, progress, compiling)
 
 
 def _report_seeds(experiment: str, docs: dict[int, dict], paper: dict[str, float],

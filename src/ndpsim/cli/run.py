@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
 from rich.table import Table
 
 from ndpsim.cli.main import app, console, reports_errors
+from ndpsim.compilation import COMPILING_NOTICE, watching_compilation
 from ndpsim.config import parse_overrides
 from ndpsim.systems.gpu import GpuSystem, load_system_config, system_preset_names
 from ndpsim.workloads import SIZES, get_workload, kernel_module, run_workload
@@ -31,12 +34,12 @@ def run(
     """Simulate a workload of the suite on a system preset and print a summary."""
     config = load_system_config(system, parse_overrides(overrides))
     get_workload(workload)  # unknown names fail before the long parts
-    with console.status(f"interpreting {workload} ({size})"):
+    with _status(f"interpreting {workload} ({size})"):
         functional = run_workload(workload, size, seed)
     if not functional.check.passed:
         console.print(f"[yellow]warning:[/] {workload} differs from its reference: "
                       f"{functional.check.detail}")  # fmt: skip
-    with console.status(f"simulating {workload} on {config.name}"):
+    with _status(f"simulating {workload} on {config.name}"):
         result = GpuSystem(config).run(
             functional.traces, kernel_module(functional.workload.module_name),
             functional.memory, seed=seed,
@@ -47,6 +50,18 @@ def run(
     path.write_text(json.dumps(document, indent=2))
     _print_summary(config.name, workload, size, result)
     console.print(f"full statistics: {path}")
+
+
+@contextmanager
+def _status(text: str) -> Iterator[None]:
+    """A spinner saying ``text``, or that numba is compiling while it does."""
+    with (
+        console.status(text) as spinner,
+        watching_compilation(
+            lambda: spinner.update(COMPILING_NOTICE), lambda: spinner.update(text)
+        ),
+    ):
+        yield
 
 
 def _print_summary(system: str, workload: str, size: str, result) -> None:
