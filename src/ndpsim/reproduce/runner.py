@@ -100,11 +100,12 @@ def run_experiment(workloads: Sequence[str], size: str, seed: int, variants: Seq
         warm_up = pool.submit(compile_timing_model, variants[0].preset)
         while not warm_up.done() and not compiling.wait(0.2):
             pass
-        if compiling.is_set():
+        compiled = compiling.is_set()
+        if compiled:
             notify(True)
-            warm_up.result()
-            notify(False)
         warm_up.result()
+        if compiled:
+            notify(False)
         futures = {pool.submit(simulate_workload, name, size, seed, list(variants)): name
                    for name in workloads}  # fmt: skip
         for future in as_completed(futures):
