@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ndpsim.config import Strict, load_toml, merge, preset_names, preset_path, validate
+from ndpsim.config import Strict, load_toml, merge, preset_path, validate
 
 
 class SmEnergy(Strict):
@@ -49,10 +49,6 @@ class EnergyTable(Strict):
     cache: CacheEnergy
     interconnect: InterconnectEnergy
     dram: DramEnergy
-
-
-def energy_table_names() -> list[str]:
-    return preset_names("energy")
 
 
 def load_energy_table(name: str, overrides: dict | None = None) -> EnergyTable:

@@ -26,11 +26,11 @@ class ClockDomain:
     def from_ghz(name: str, ghz: float) -> ClockDomain:
         if ghz <= 0:
             raise ConfigError(f"clock {name!r} must have a positive frequency, got {ghz} GHz")
-        return ClockDomain(name, max(1, round(1000 / ghz)))
+        return ClockDomain(name, max(1, round(PS_PER_NS / ghz)))
 
     @property
     def ghz(self) -> float:
-        return 1000 / self.period_ps
+        return PS_PER_NS / self.period_ps
 
     def time(self, cycles: int) -> int:
         """Picoseconds at the start of cycle ``cycles``."""

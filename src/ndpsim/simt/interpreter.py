@@ -34,7 +34,6 @@ from ndpsim.simt.values import integer_bits, numpy_dtype
 from ndpsim.trace.trace import LaunchInfo, Trace, compact_addresses
 
 _LANE_BITS = (np.uint32(1) << np.arange(WARP_SIZE, dtype=np.uint32)).astype(np.uint32)
-_LANES = np.arange(WARP_SIZE, dtype=np.int64)
 
 #: Default cap on threads interpreted together (registers take ~4-8 bytes each per thread).
 DEFAULT_CHUNK_THREADS = 1 << 17

@@ -260,11 +260,6 @@ def builds(*opcodes: str):
     return register
 
 
-def executable_opcodes() -> frozenset[str]:
-    """Opcodes the interpreter executes (control flow included)."""
-    return frozenset(_BUILDERS) | {"bra", "ret", "exit", "bar", "barrier"}
-
-
 def _rounding(inst: Instruction) -> str:
     return next((m for m in inst.modifiers if m in _ROUNDING), "rn")
 

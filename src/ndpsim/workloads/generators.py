@@ -82,13 +82,6 @@ def rodinia_graph(
     return csr_from_edges(num_nodes, np.concatenate([src, dst]), np.concatenate([dst, src]))
 
 
-def uniform_graph(rng: np.random.Generator, num_nodes: int, degree: int) -> CSR:
-    """A directed graph where every vertex has ``degree`` uniformly random out-neighbours."""
-    rows = np.repeat(np.arange(num_nodes), degree)
-    cols = rng.integers(0, num_nodes, size=num_nodes * degree)
-    return csr_from_edges(num_nodes, rows, cols)
-
-
 def bfs_levels(graph: CSR, source: int) -> np.ndarray:
     """Hop distance from ``source`` to every vertex (-1 if unreachable), level by level."""
     n = graph.num_rows

@@ -20,6 +20,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from ndpsim.config import Strict, load_toml, merge, preset_names, preset_path, validate
+from ndpsim.engine.clock import PS_PER_NS
 
 
 class Command(IntEnum):
@@ -202,4 +203,4 @@ def load_dram_preset(name: str, overrides: dict | None = None) -> DramPreset:
 
 def cycles(ns: float, timing: Timing) -> int:
     """Nanoseconds to clock cycles, rounded up as JEDEC does."""
-    return math.ceil(ns * 1000 / timing.tCK_ps - 1e-9)
+    return math.ceil(ns * PS_PER_NS / timing.tCK_ps - 1e-9)

@@ -20,7 +20,7 @@ import numpy as np
 
 from ndpsim.energy import gpu_energy, load_energy_table
 from ndpsim.engine import events as ev
-from ndpsim.engine.clock import ClockDomain
+from ndpsim.engine.clock import PS_PER_NS, ClockDomain
 from ndpsim.engine.stats import StatsRegistry
 from ndpsim.errors import ConfigError, SimulationError
 from ndpsim.frontend.ir import Module
@@ -258,7 +258,7 @@ class GpuSystem:
         c = self.config
         net = self.network
         bandwidth, latency = [], []
-        link_ps = round(c.links.latency_ns * 1000)
+        link_ps = round(c.links.latency_ns * PS_PER_NS)
         for kind in net.kinds:
             bandwidth.append({"host-to-cube": c.links.host_to_cube_gbps,
                               "cube-to-host": c.links.cube_to_host_gbps,
@@ -574,9 +574,9 @@ class GpuSystem:
                                  (from_cube, c.links.cube_to_host_gbps)):  # fmt: skip
             if pcie:
                 linkmod.retune(links, ids, c.ndp.pcie_gbps / len(ids),
-                               round(c.ndp.pcie_latency_ns * 500))  # fmt: skip
+                               round(c.ndp.pcie_latency_ns * PS_PER_NS / 2))  # fmt: skip
             else:
-                linkmod.retune(links, ids, normal_gbps, round(c.links.latency_ns * 1000))
+                linkmod.retune(links, ids, normal_gbps, round(c.links.latency_ns * PS_PER_NS))
                 links.busy_until[ids] = np.minimum(links.busy_until[ids], now)
 
     def _learned(self, plan, index, off, mem, links, memory, page_table, now) -> None:
