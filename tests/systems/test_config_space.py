@@ -53,7 +53,8 @@ def issued(result, processors: str) -> tuple[int, int]:
 
 
 def assert_every_request_answered(run, result):
-    """Every launch ran, every CTA finished, and the caches and DRAM saw each request once."""
+    """Every launch ran, every CTA ran, every cache access hit or missed, and DRAM completed
+    every read and write it took."""
     sm, l2 = result.stats["sm"]["total"], result.stats["l2"]["total"]
     dram = result.stats["dram"]["total"]
     assert result.kernels == len(run.traces)
