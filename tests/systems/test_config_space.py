@@ -14,6 +14,12 @@ from hypothesis import strategies as st
 
 from ndpsim.systems.gpu import GpuSystem, load_system_config
 from ndpsim.workloads import kernel_module, run_workload, workload_names
+from tests.systems.conservation import (
+    assert_every_request_answered,
+    assert_gpu_traffic_conserved,
+    issued,
+    trace_totals,
+)
 
 # derandomized, so that the suite is the same on every run; a simulation of a tiny workload
 # costs about a tenth of a second. (Run with more examples and derandomize=False to hunt.)
@@ -33,36 +39,18 @@ def interpreted(name: str):
 
 
 def simulate(name: str, system: str, overrides: dict, seed: int):
+    """Run a workload on a system and check what every system must account for."""
     run = interpreted(name)
     gpu = GpuSystem(load_system_config(system, overrides))
-    return run, gpu.run(run.traces, kernel_module(run.workload.module_name), run.memory, seed=seed)
+    result = gpu.run(run.traces, kernel_module(run.workload.module_name), run.memory, seed=seed)
+    assert_every_request_answered(run, result)
+    return run, result
 
 
-def trace_totals(run) -> tuple[int, int, int]:
-    """Warp instructions, thread instructions and CTAs of a workload's launches."""
-    return (
-        sum(t.num_warp_instructions for t in run.traces),
-        sum(t.num_thread_instructions for t in run.traces),
-        sum(t.info.num_ctas for t in run.traces),
-    )
-
-
-def issued(result, processors: str) -> tuple[int, int]:
-    counts = result.stats[processors]["total"]
-    return counts["warp_instructions"], counts["thread_instructions"]
-
-
-def assert_every_request_answered(run, result):
-    """Every launch ran, every CTA ran, every cache access hit or missed, and DRAM completed
-    every read and write it took."""
-    sm, l2 = result.stats["sm"]["total"], result.stats["l2"]["total"]
-    dram = result.stats["dram"]["total"]
-    assert result.kernels == len(run.traces)
-    assert sm["ctas"] == trace_totals(run)[2]
-    assert l2["accesses"] == l2["hits"] + l2["misses"]
-    assert sm["l1_accesses"] == sm["l1_hits"] + sm["l1_misses"]
-    assert dram["reads_done"] == dram["reads"]
-    assert dram["writes_done"] == dram["writes"]
+def assert_offloads_acknowledged(result):
+    off = result.summary["offload"]
+    assert off["acknowledged"] == off["offloaded"] <= off["instances"]
+    return off
 
 
 def gpu_overrides(draw) -> dict:
@@ -165,15 +153,8 @@ def sndp_configs(draw):
 def test_the_baseline_gpu_finishes_under_any_valid_configuration(config, seed):
     name, overrides = config
     run, result = simulate(name, "tom-baseline", overrides, seed)
-    assert_every_request_answered(run, result)
-    assert issued(result, "sm") == trace_totals(run)[:2]
-    l2, dram = result.stats["l2"]["total"], result.stats["dram"]["total"]
-    sm = result.stats["sm"]["total"]
-    assert l2["accesses"] == (
-        sm["load_transactions"] + sm["store_transactions"] + sm["atomic_transactions"]
-    )
-    assert dram["reads"] == l2["dram_reads"] == l2["fills"]
-    assert dram["writes"] == l2["dram_writes"]
+    assert issued(result) == trace_totals(run)[:2]
+    assert_gpu_traffic_conserved(result)
 
 
 @EXAMPLES
@@ -181,12 +162,10 @@ def test_the_baseline_gpu_finishes_under_any_valid_configuration(config, seed):
 def test_tom_finishes_and_acknowledges_every_offload_under_any_valid_configuration(config, seed):
     name, overrides = config
     run, result = simulate(name, "tom-ndp", overrides, seed)
-    assert_every_request_answered(run, result)
     # an offloaded block's instructions issue on the stack SM instead of the GPU's
-    gpu, stack = issued(result, "sm"), issued(result, "stack_sm")
+    gpu, stack = issued(result), issued(result, "stack_sm")
     assert (gpu[0] + stack[0], gpu[1] + stack[1]) == trace_totals(run)[:2]
-    off = result.summary["offload"]
-    assert off["acknowledged"] == off["offloaded"] <= off["instances"]
+    assert_offloads_acknowledged(result)
 
 
 @EXAMPLES
@@ -194,14 +173,12 @@ def test_tom_finishes_and_acknowledges_every_offload_under_any_valid_configurati
 def test_sndp_finishes_without_overdrawing_credits_under_any_valid_configuration(config, seed):
     name, overrides = config
     run, result = simulate(name, "sndp-ndp", overrides, seed)
-    assert_every_request_answered(run, result)
     # partitioned execution: the GPU issues every instruction (an @NSU one as a NOP, its
     # threads counted on the NSU), the NSU its block's loads, stores and @NSU instructions
     warps, threads, _ = trace_totals(run)
-    gpu, nsu = issued(result, "sm"), issued(result, "nsu")
+    gpu, nsu = issued(result), issued(result, "nsu")
     assert gpu[0] == warps
     assert gpu[1] <= threads <= gpu[1] + nsu[1]
-    off = result.summary["offload"]
-    assert off["acknowledged"] == off["offloaded"] <= off["instances"]
+    off = assert_offloads_acknowledged(result)
     assert off["nsu_writes"] == off["wta_packets"]
     assert off["credits"]["overdrawn"] == 0
