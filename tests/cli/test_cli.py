@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ndpsim.cli.main import app
+from ndpsim.cli.run import offload_rows
 from ndpsim.trace.trace import load_traces
 from ndpsim.workloads.base import KERNEL_DIR
 
@@ -83,6 +84,42 @@ def test_run_prints_a_summary_and_writes_every_counter_as_json(tmp_path):
     assert document["stats"]["sm"]["total"]["warp_instructions"] > 0
     assert len(document["stats"]["sm"]["instances"]) == 16  # the override took effect
     assert document["energy_nj"]["total"] > 0
+
+
+def test_run_summarizes_what_a_near_data_system_offloaded(tmp_path):
+    out = tmp_path / "sndp.json"
+    result = runner.invoke(
+        app, ["run", "--system", "sndp-ndp", "--workload", "vadd", "--size", "tiny", "--json",
+              str(out)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    offload = json.loads(out.read_text())["summary"]["offload"]
+    assert offload["offloaded"] == offload["instances"] > 0  # the preset offloads every one
+    assert offload["ratio_mean"] == 1.0
+    for row in ("scheduler cycles without issue", "offloaded instances",
+                f"{offload['instances']:,} of {offload['instances']:,} (100.0%)",
+                "read-and-forward packets", "offload ratio"):  # fmt: skip
+        assert row in result.output
+    assert "kept on the GPU" not in result.output and "data mapping" not in result.output
+
+
+def test_offload_rows_say_why_instances_stayed_on_the_gpu():
+    tom = {"instances": 100, "offloaded": 60, "candidate_blocks": 3,
+           "offloaded_instruction_fraction": 0.25, "declined_condition": 5,
+           "declined_pending": 20, "declined_busy": 0, "declined_ratio": 0, "declined_cache": 0,
+           "learning_us": 1.5, "colocation": 0.5,
+           "mapping": {"bits": "9:8", "learning_instances": 2, "colocation_baseline": 0.25,
+                       "colocation_learned": 0.75}}  # fmt: skip
+    rows = dict(offload_rows(tom, 10.0))
+    assert rows["offloaded instances"] == "60 of 100 (60.0%), 3 candidate blocks"
+    assert rows["thread instructions near memory"] == "25.0%"
+    assert rows["kept on the GPU by"] == (
+        "trip count below threshold 5, stack SM full 20, learning phase or no memory access 15"
+    )
+    assert rows["data mapping"].startswith("stack bits 9:8 learned from 2 instances in 1.50 us")
+    assert rows["data mapping"].endswith("co-location 0.25 -> 0.75")
+    assert "offload ratio" not in rows
+    assert offload_rows(None, 10.0) == []
 
 
 def test_run_rejects_a_bad_override_naming_the_key():

@@ -20,7 +20,7 @@ from ndpsim.workloads import SIZES, get_workload, kernel_module, run_workload
 @app.command()
 @reports_errors
 def run(
-    system: str = typer.Option(..., "--system", help="System preset (see --list-systems)."),
+    system: str = typer.Option(..., "--system", help="System preset (see `ndpsim systems`)."),
     workload: str = typer.Option(..., "--workload", "-w", help="Workload of the suite."),
     size: str = typer.Option("small", "--size", "-s", help=f"One of {', '.join(SIZES)}."),
     seed: int = typer.Option(0, "--seed", help="Seed of the inputs and of random placements."),
@@ -82,11 +82,64 @@ def _print_summary(system: str, workload: str, size: str, result) -> None:
     table.add_row("DRAM row-buffer hit rate", f"{100 * s['dram_row_hit_rate']:.1f}%")
     table.add_row("L1 hit rate", f"{100 * s['l1_hit_rate']:.1f}%")
     table.add_row("L2 hit rate", f"{100 * s['l2_hit_rate']:.1f}%")
+    stalls = s["stall_breakdown"]
+    table.add_row("scheduler cycles without issue",
+                  f"unit busy {stalls['unit_busy']:,}, dependency {stalls['dependency']:,}, "
+                  f"idle {stalls['idle']:,}")  # fmt: skip
+    for label, value in offload_rows(s.get("offload"), s["time_us"]):
+        table.add_row(label, value)
     energy = result.energy
     parts = ", ".join(f"{k} {v / 1000:.2f}" for k, v in energy.items() if k != "total")
     table.add_row("energy (uJ)", f"{energy['total'] / 1000:.2f} ({parts})")
     table.add_row("wall time", f"{result.wall_seconds:.2f} s")
     console.print(table)
+
+
+# why an instance stayed on the GPU, by the offload counter that records it
+_DECLINED = (("declined_condition", "trip count below threshold"),
+             ("declined_pending", "stack SM full"), ("declined_busy", "channel busy"),
+             ("declined_ratio", "offload ratio"), ("declined_cache", "cache locality"))  # fmt: skip
+
+
+def offload_rows(offload: dict | None, time_us: float) -> list[tuple[str, str]]:
+    """Summary rows of a near-data run's offloading (none for a system without it): how much
+    went near memory, why the rest stayed, and TOM's mapping or SNDP's read-and-forwards."""
+    if offload is None:
+        return []
+    instances, offloaded = offload["instances"], offload["offloaded"]
+    share = offloaded / instances if instances else 0.0
+    near = offload["offloaded_instruction_fraction"]
+    rows = [
+        ("offloaded instances", f"{offloaded:,} of {instances:,} ({100 * share:.1f}%), "
+                                f"{offload['candidate_blocks']} candidate blocks"),
+        ("thread instructions near memory", f"{100 * near:.1f}%"),
+    ]  # fmt: skip
+    mapping = offload.get("mapping")
+    learned = mapping is not None and "colocation_learned" in mapping
+    reasons = [(why, offload.get(key, 0)) for key, why in _DECLINED]
+    # an instance that touches no memory, or that a warp reached during TOM's learning phase,
+    # is never put to the controller
+    undecided = instances - offloaded - sum(n for _, n in reasons)
+    reasons.append(("learning phase or no memory access" if learned else "no memory access",
+                    undecided))  # fmt: skip
+    if instances > offloaded:
+        rows.append(("kept on the GPU by", ", ".join(f"{why} {n:,}" for why, n in reasons if n)))
+    if learned:
+        learning = (f"stack bits {mapping['bits']} learned from "
+                    f"{mapping['learning_instances']:,} instances in "
+                    f"{offload['learning_us']:.2f} us of {time_us:.2f} us")  # fmt: skip
+        colocation = f"{mapping['colocation_baseline']:.2f} -> {mapping['colocation_learned']:.2f}"
+        rows.append(("data mapping", f"{learning}; co-location {colocation}"))
+    elif mapping is not None:
+        rows.append(("data mapping", f"{mapping['bits']}; co-location {offload['colocation']:.2f}"))
+    if "ratio_mean" in offload:  # SNDP's partitioned execution
+        hits = 100 * offload["rdf_hit_rate"]
+        rdf = f"{offload['rdf_packets']:,}, {hits:.1f}% answered by the GPU's caches"
+        rows.append(("read-and-forward packets", rdf))
+        final = max(offload["ratio_timeline"], key=lambda point: point[0])[1]
+        rows.append(("offload ratio", f"mean {offload['ratio_mean']:.2f} over time, "
+                                      f"final {final:.2f}"))  # fmt: skip
+    return rows
 
 
 @app.command("systems")

@@ -20,6 +20,7 @@ from ndpsim.errors import ConfigError
 from ndpsim.reproduce import averages as means
 from ndpsim.reproduce.report import Rows
 from ndpsim.reproduce.runner import Variant
+from ndpsim.systems.sndp_ratio import time_weighted_ratio
 
 #: SNDP's ten workloads (Table 1); ``spmv`` is our MiniFE (its kernel is a sparse mat-vec).
 WORKLOADS = ("bp", "bfs", "bicg", "fwt", "km", "spmv", "sp", "stn", "stcl", "vadd")
@@ -140,20 +141,6 @@ def _energy_groups(energy: dict[str, float]) -> dict[str, float]:
     return out
 
 
-def _ratio_mean(timeline: Sequence[Sequence[float]], end_us: float) -> float | None:
-    """The offload ratio averaged over time: each point holds until the next (the last until
-    the run ends)."""
-    points = sorted((float(t), float(r)) for t, r in timeline)
-    if not points:
-        return None
-    start = points[0][0]
-    span = max(end_us, points[-1][0]) - start
-    if span <= 0:
-        return points[-1][1]
-    ends = [t for t, _ in points[1:]] + [max(end_us, points[-1][0])]
-    return sum(r * (e - t) for (t, r), e in zip(points, ends, strict=True)) / span
-
-
 #: Names a credit record may give its peak reservation under (the first present is used).
 _PEAK_KEYS = ("max_reserved", "most_reserved", "peak", "max", "reserved")
 
@@ -185,7 +172,7 @@ def _offload_metrics(offload: dict[str, Any], time_us: float) -> dict[str, float
     if "rdf_hit_rate" in offload:  # read-and-forward packets answered by the GPU's caches
         m["rdf_hit_rate"] = offload["rdf_hit_rate"]
     timeline = offload.get("ratio_timeline") or []
-    mean = _ratio_mean(timeline, time_us)
+    mean = time_weighted_ratio(timeline, time_us)
     if mean is not None:
         m["offload_ratio_mean"] = mean
         m["offload_ratio_final"] = float(max(timeline, key=lambda p: p[0])[1])

@@ -19,6 +19,7 @@ ratio never reaches 0 (the paper notes that STN keeps trying non-zero ratios) no
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ndpsim.engine.clock import ClockDomain
@@ -101,4 +102,18 @@ class RatioController:
         self.timeline.append((now_ps / 1e6, self.ratio))
 
 
-__all__ = ["RatioController"]
+def time_weighted_ratio(timeline: Sequence[Sequence[float]], end_us: float) -> float | None:
+    """The offload ratio averaged over a run's time: each (time µs, ratio) point of
+    ``timeline`` holds until the next, the last until ``end_us``. None without points."""
+    points = sorted((float(t), float(r)) for t, r in timeline)
+    if not points:
+        return None
+    start = points[0][0]
+    span = max(end_us, points[-1][0]) - start
+    if span <= 0:
+        return points[-1][1]
+    ends = [t for t, _ in points[1:]] + [max(end_us, points[-1][0])]
+    return sum(r * (e - t) for (t, r), e in zip(points, ends, strict=True)) / span
+
+
+__all__ = ["RatioController", "time_weighted_ratio"]

@@ -54,7 +54,7 @@ from ndpsim.systems.offload import (
     instance_lines,
     target_stacks,
 )
-from ndpsim.systems.sndp_ratio import RatioController
+from ndpsim.systems.sndp_ratio import RatioController, time_weighted_ratio
 from ndpsim.systems.tom_mapping import (
     LaunchAccesses,
     LearningPhase,
@@ -783,7 +783,7 @@ class GpuSystem:
         summary = self._summary(registry, time_ps, cycles, instructions, threads, links)
         if c.ndp:
             summary["offload"] = self._offload_summary(plan, offload_stats, sm_stats, threads,
-                                                       ratio, fewest_credits)  # fmt: skip
+                                                       ratio, fewest_credits, time_ps)  # fmt: skip
         memory_requests = int(sm_stats[:, smmod.T_TRANSACTIONS].sum())
         stats = registry.as_dict()
         # energy counts every SM, the stacks' included
@@ -826,7 +826,7 @@ class GpuSystem:
         )
 
     def _offload_summary(self, plan, offload_stats, sm_stats, threads, ratio,
-                         fewest_credits) -> dict[str, Any]:  # fmt: skip
+                         fewest_credits, time_ps) -> dict[str, Any]:  # fmt: skip
         totals = dict(zip(ofl.OFFLOAD_STAT_NAMES, map(int, offload_stats.sum(axis=0)),
                           strict=True))  # fmt: skip
         instances = sum(len(launch[1]) for launch in plan.launches)
@@ -852,6 +852,7 @@ class GpuSystem:
         out["rdf_hit_rate"] = (totals["rdf_cache_hits"] / totals["rdf_packets"]
                                if totals["rdf_packets"] else 0.0)  # fmt: skip
         out["ratio_timeline"] = [list(point) for point in ratio.timeline]
+        out["ratio_mean"] = time_weighted_ratio(ratio.timeline, time_ps / 1e6)
         out["credits"] = {
             **{name: {"most_reserved": int(capacity[k] - fewest_credits[k]),
                       "capacity": int(capacity[k])}
