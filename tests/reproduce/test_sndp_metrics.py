@@ -39,9 +39,9 @@ def offload(fraction=0.5, timeline=((0.0, 0.1), (1.0, 0.25)), credits=None):
         "rdf_hit_rate": 0.25,
         "ratio_timeline": [list(p) for p in timeline],
         "credits": credits if credits is not None else {
-            "read_data": {"max_reserved": 128, "capacity": 256},
-            "write_address": {"max_reserved": 64, "capacity": 256},
-            "offload_command": {"max_reserved": 10, "capacity": 10},
+            "command": {"most_reserved": 10, "capacity": 10},
+            "read_data": {"most_reserved": 128, "capacity": 256},
+            "write_address": {"most_reserved": 64, "capacity": 256},
             "overdrawn": 0,
         },
     }  # fmt: skip
@@ -120,7 +120,7 @@ def test_offload_records_become_fractions_ratio_means_and_credit_peaks(runs):
     assert dyn["offload_ratio_mean"] == pytest.approx(0.1)
     assert dyn["offload_ratio_final"] == 0.25
     assert dyn["credits_peak_read_data"] == 0.5
-    assert dyn["credits_peak_offload_command"] == 1.0
+    assert dyn["credits_peak_command"] == 1.0
     assert dyn["credits_overdrawn"] == 0
     assert dyn["rdf_hit_rate"] == 0.25
     assert "offloaded_instance_fraction" not in sndp.metrics(runs)["baseline"]["vadd"]
@@ -131,15 +131,6 @@ def test_the_offload_ratio_mean_weights_each_ratio_by_how_long_it_held():
     r = run(4_000_000, offload=offload(timeline=timeline))  # 4 us
     m = sndp.metrics({"w": {"baseline": run(4_000_000), "dyn": r}})["dyn"]["w"]
     assert m["offload_ratio_mean"] == pytest.approx((0.1 * 1 + 0.4 * 2 + 0.2 * 1) / 4)
-
-
-@pytest.mark.parametrize("record", [
-    {"max_reserved": 3, "capacity": 12},
-    {"peak": 3, "capacity": 12},
-    [3, 12],
-])  # fmt: skip
-def test_credit_records_are_read_in_either_shape(record):
-    assert sndp.credit_peaks({"read_data": record, "overdrawn": 2}) == {"read_data": 0.25}
 
 
 def test_missing_offload_keys_leave_their_metrics_out():

@@ -141,26 +141,11 @@ def _energy_groups(energy: dict[str, float]) -> dict[str, float]:
     return out
 
 
-#: Names a credit record may give its peak reservation under (the first present is used).
-_PEAK_KEYS = ("max_reserved", "most_reserved", "peak", "max", "reserved")
-
-
 def credit_peaks(credits: dict[str, Any]) -> dict[str, float]:
-    """Per NSU buffer kind, the most ever reserved as a fraction of its capacity. A kind's
-    record is {peak key, "capacity"} or a [peak, capacity] pair; other entries are skipped."""
-    out = {}
-    for kind, record in credits.items():
-        if kind == "overdrawn":
-            continue
-        peak = capacity = None
-        if isinstance(record, dict) and "capacity" in record:
-            capacity = record["capacity"]
-            peak = next((record[k] for k in _PEAK_KEYS if k in record), None)
-        elif isinstance(record, list | tuple) and len(record) == 2:
-            peak, capacity = record
-        if peak is not None and capacity:
-            out[kind] = float(peak) / float(capacity)
-    return out
+    """Per NSU buffer kind, the most ever reserved as a fraction of its capacity, from the
+    run summary's ``credits`` record (``{kind: {"most_reserved", "capacity"}, "overdrawn"}``)."""
+    return {kind: record["most_reserved"] / record["capacity"]
+            for kind, record in credits.items() if kind != "overdrawn"}  # fmt: skip
 
 
 def _offload_metrics(offload: dict[str, Any], time_us: float) -> dict[str, float]:
