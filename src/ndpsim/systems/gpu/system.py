@@ -791,10 +791,11 @@ class GpuSystem:
                                                           map(int, sm_stats.sum(axis=0)),
                                                           strict=True))}}  # fmt: skip
         net = self.network
-        cube_links = [i for i, k in enumerate(net.kinds)]
+        # the memory network's links (GPU <-> cubes, cube <-> cube) come first; all of them
+        # move data and idle
         capacity = sum(
             {"host-to-cube": c.links.host_to_cube_gbps, "cube-to-host": c.links.cube_to_host_gbps,
-             "cube": c.links.cube_to_cube_gbps}[net.kinds[i]] for i in cube_links
+             "cube": c.links.cube_to_cube_gbps}[kind] for kind in net.kinds
         )  # fmt: skip
         per_link = links.traffic[:, :, 0].sum(axis=1)
         crossbar_end = len(net.links) + c.sm.count + c.l2.slices  # TSV links follow
@@ -806,7 +807,7 @@ class GpuSystem:
             sm_count=self.sms,
             time_ps=int(time_ps),
             link_capacity_gbps=capacity,
-            cube_link_bytes=int(per_link[cube_links].sum()),
+            cube_link_bytes=int(per_link[: len(net.links)].sum()),
             crossbar_bytes=int(per_link[len(net.links) : crossbar_end].sum()),
             row_bytes=org.row_bytes,
             access_bytes=org.access_bytes,
