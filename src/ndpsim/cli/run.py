@@ -116,7 +116,7 @@ def offload_rows(offload: dict | None, time_us: float) -> list[tuple[str, str]]:
     ]  # fmt: skip
     mapping = offload.get("mapping")
     learned = mapping is not None and "colocation_learned" in mapping
-    reasons = [(why, offload.get(key, 0)) for key, why in _DECLINED]
+    reasons = [(why, offload[key]) for key, why in _DECLINED]
     # an instance that touches no memory, or that a warp reached during TOM's learning phase,
     # is never put to the controller
     undecided = instances - offloaded - sum(n for _, n in reasons)
@@ -136,7 +136,7 @@ def offload_rows(offload: dict | None, time_us: float) -> list[tuple[str, str]]:
         hits = 100 * offload["rdf_hit_rate"]
         rdf = f"{offload['rdf_packets']:,}, {hits:.1f}% answered by the GPU's caches"
         rows.append(("read-and-forward packets", rdf))
-        final = max(offload["ratio_timeline"], key=lambda point: point[0])[1]
+        final = offload["ratio_timeline"][-1][1]  # recorded in time order
         rows.append(("offload ratio", f"mean {offload['ratio_mean']:.2f} over time, "
                                       f"final {final:.2f}"))  # fmt: skip
     return rows
