@@ -158,6 +158,20 @@ def test_an_out_of_range_override_is_a_config_error_naming_the_key(overrides, ke
         load_system_config("tom-baseline", overrides)
 
 
+@pytest.mark.parametrize(
+    "overrides,message",
+    [
+        ({"l1": {"size_bytes": 1000}}, "'l1': size_bytes (1000) must be a multiple of ways x "
+         "line_bytes (512 B)"),
+        ({"l2": {"slices": 3}}, "'l2': size_bytes (1048576) must be a multiple of ways x "
+         "line_bytes x 3 slices (6144 B)"),
+    ],
+)  # fmt: skip
+def test_a_cache_that_would_not_hold_whole_sets_is_a_config_error(overrides, message):
+    with pytest.raises(ConfigError, match=re.escape(message) + "$"):
+        load_system_config("tom-baseline", overrides)
+
+
 def test_a_bad_dram_override_inside_a_system_is_caught_at_load_time():
     bad = {"memory": {"dram_overrides": {"timing": {"CL": 0}}}}
     with pytest.raises(ConfigError, match=r"'timing\.CL'"):

@@ -38,6 +38,9 @@ def validate(model: type[M], data: dict, source: str) -> M:
                 problems.append(f"unknown key '{key}'")
             elif item["type"] == "missing":
                 problems.append(f"missing key '{key}'")
+            elif item["type"] == "value_error" and isinstance(item.get("input"), dict):
+                # a check across a section's keys: its message names them and their values
+                problems.append(f"'{key}': {item['msg'].removeprefix('Value error, ')}")
             else:
                 problems.append(f"'{key}': {item['msg']} (got {item.get('input')!r})")
         raise ConfigError(f"{source}: " + "; ".join(problems)) from None

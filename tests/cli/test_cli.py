@@ -132,6 +132,53 @@ def test_run_rejects_a_bad_override_naming_the_key():
     assert unknown.exit_code == 2 and "tom-baseline" in unknown.output
 
 
+def _commands_writing_to(a_file, a_dir):
+    """Each command that writes results, asked to write where it cannot: the path of a file
+    under an existing file, a directory given as a file, a file given as a directory."""
+    blocked = str(a_file / "x.json")
+    run = ["run", "--system", "gpu-baseline", "--workload", "vadd", "--size", "tiny"]
+    tom = ["reproduce", "tom", "--size", "tiny", "--workloads", "vadd", "--variants", "ctrl-tmap"]
+    sndp = ["reproduce", "sndp", "--size", "tiny", "--workloads", "vadd", "--variants", "naive"]
+    return [
+        ([*run, "--json", blocked], "--json", "cannot write there"),
+        ([*run, "--json", str(a_dir)], "--json", "is a directory"),
+        ([*tom, "--out", str(a_file)], "--out", "is a file"),
+        ([*tom, "--out", str(a_dir), "--json", blocked], "--json", "cannot write there"),
+        ([*sndp, "--figure5", "--out", str(a_dir), "--json", blocked], "--json", "cannot write"),
+        (["workloads", "run", "--size", "tiny", "--only", "vadd", "--save-traces", str(a_file)],
+         "--save-traces", "is a file"),
+        (["workloads", "run", "--size", "tiny", "--only", "vadd", "--json", blocked], "--json",
+         "cannot write there"),
+        (["dram-trace", str(a_file), "--json", blocked], "--json", "cannot write there"),
+    ]  # fmt: skip
+
+
+def test_a_command_that_could_not_write_its_results_fails_before_doing_the_work(tmp_path):
+    a_file, a_dir = tmp_path / "afile", tmp_path / "adir"
+    a_file.write_text("LD 0x40\n")
+    a_dir.mkdir()
+    for args, option, reason in _commands_writing_to(a_file, a_dir):
+        result = runner.invoke(app, args, env={"COLUMNS": "200"})
+        assert result.exit_code == 2, (args, result.output)
+        assert option in result.output and reason in result.output, result.output
+        assert "Traceback" not in result.output
+        # nothing ran: no summary, no table, no results named
+        assert "results:" not in result.output and "full statistics" not in result.output
+    assert list(a_dir.iterdir()) == [] and a_file.read_text() == "LD 0x40\n"
+
+
+@pytest.mark.parametrize("command", [
+    ["run", "--system", "gpu-baseline", "--workload", "vadd"],
+    ["workloads", "run", "--only", "vadd"],
+    ["reproduce", "tom"],
+    ["reproduce", "sndp"],
+])  # fmt: skip
+def test_a_negative_seed_is_refused_before_anything_runs(command):
+    result = runner.invoke(app, [*command, "--size", "tiny", "--seed", "-1"])
+    assert result.exit_code == 2 and "--seed" in result.output
+    assert "Traceback" not in result.output
+
+
 def test_systems_lists_the_presets():
     result = runner.invoke(app, ["systems"])
     assert result.exit_code == 0

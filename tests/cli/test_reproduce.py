@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from ndpsim.cli.main import app
@@ -41,10 +42,13 @@ def test_reproduce_tom_writes_every_variant_and_the_averages(tmp_path):
         assert (out / f"{stem}.csv").exists() and (out / f"{stem}.png").stat().st_size > 0
 
 
-def test_reproduce_tom_rejects_a_bad_switch():
-    result = runner.invoke(app, ["reproduce", "tom", "--stack-warps", "3"])
+@pytest.mark.parametrize("option, value", [
+    ("--stack-warps", "0"), ("--internal-bw", "-1"), ("--cross-bw", "0"),
+])  # fmt: skip
+def test_reproduce_tom_rejects_a_switch_that_is_not_positive(option, value):
+    result = runner.invoke(app, ["reproduce", "tom", option, value], env={"COLUMNS": "200"})
     assert result.exit_code == 2
-    assert "--stack-warps" in result.output
+    assert f"{option} must be positive, got {value}" in result.output
 
 
 def test_reproduce_tom_rejects_an_unknown_workload():
@@ -54,6 +58,12 @@ def test_reproduce_tom_rejects_an_unknown_workload():
 
 def test_reproduce_tom_runs_only_the_variants_asked_for(tmp_path):
     doc_path = tmp_path / "tom.json"
+    out = tmp_path / "tom"
+    out.mkdir()
+    # what an earlier run with the ideal system left: its figure goes, the user's file stays
+    stale = [out / "fig2_ideal_speedup.csv", out / "fig2_ideal_speedup.png"]
+    for path in [*stale, out / "notes.txt"]:
+        path.write_text("earlier")
     result = runner.invoke(app, [
         "reproduce", "tom", "--size", "tiny", "--workloads", "vadd", "--jobs", "1",
         "--variants", "ctrl-tmap", "--out", str(tmp_path / "tom"), "--json", str(doc_path),
@@ -63,6 +73,8 @@ def test_reproduce_tom_runs_only_the_variants_asked_for(tmp_path):
     assert doc["meta"]["workloads"] == ["vadd"]
     assert set(doc) & set(VARIANT_NAMES) == {"baseline", "ctrl-tmap"}
     assert "Figure 2" not in result.output  # the ideal system did not run
+    assert not any(path.exists() for path in stale) and (out / "notes.txt").exists()
+    assert (out / "fig8_speedup.csv").exists()
 
 
 def test_reproduce_tom_rejects_an_unknown_variant():

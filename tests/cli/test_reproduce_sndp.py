@@ -3,12 +3,14 @@ the Figure 5 study on its own."""
 
 from __future__ import annotations
 
+import csv
 import json
 
 import pytest
 from typer.testing import CliRunner
 
 from ndpsim.cli.main import app
+from ndpsim.reproduce.sndp import PAPER
 from ndpsim.systems.gpu.config import system_preset_names
 
 runner = CliRunner()
@@ -67,7 +69,7 @@ def test_reproduce_sndp_figure5_alone_simulates_nothing(tmp_path):
 @needs_ndp_preset
 def test_reproduce_sndp_compares_the_averages_of_several_seeds(tmp_path):
     result, out, doc = reproduce(tmp_path, "--size", "tiny", "--workloads", "vadd",
-                                 "--variants", "naive", "--seed", "3", "--seeds", "2",
+                                 "--variants", "naive,dyn", "--seed", "3", "--seeds", "2",
                                  "--jobs", "1")  # fmt: skip
     assert "by seed" in result.output and "seed 4" in result.output
     assert doc["meta"]["seeds"] == [3, 4] and doc["meta"]["experiment"] == "sndp"
@@ -80,6 +82,12 @@ def test_reproduce_sndp_compares_the_averages_of_several_seeds(tmp_path):
     assert set(naive["workloads"]) == {"vadd"}
     for stem in ("seeds_speedup", "seeds_energy"):
         assert (out / f"{stem}.csv").exists() and (out / f"{stem}.png").stat().st_size > 0
+    # each table has the paper's average beside ours where the paper gives one
+    speedup = {r["system"]: r for r in csv.DictReader((out / "seeds_speedup.csv").open())}
+    energy = {r["system"]: r for r in csv.DictReader((out / "seeds_energy.csv").open())}
+    assert float(speedup["naive"]["paper"]) == PAPER["speedup"]["naive"]
+    assert float(energy["dyn"]["paper"]) == PAPER["energy"]["dyn"]
+    assert energy["naive"]["paper"] == ""  # the paper gives no energy for NaiveNDP
 
 
 @pytest.mark.parametrize("args, word", [

@@ -152,6 +152,19 @@ def test_caches_of_one_build_are_independent():
     assert not C.lookup(c, 0, 5)
 
 
+@pytest.mark.parametrize("slices, sets", [(16, 32), (16, 64), (4, 4), (3, 8), (8, 2)])
+def test_slices_sharing_the_lines_each_hold_their_whole_capacity(slices, sets):
+    """Line l lives in slice l mod slices (an L2). Filling every slice with exactly as many
+    consecutive lines as the slices hold evicts none of them: every set of every slice is
+    used, whatever the slice and set counts have in common."""
+    ways = 4
+    c = C.build_caches(slices, sets * ways * LINE, ways, LINE, 4, interleave=slices)
+    lines = range(slices * sets * ways)
+    for line in lines:
+        assert C.fill(c, line % slices, line, False) == (C.INVALID, False)
+    assert all(C.probe(c, line % slices, line) for line in lines)
+
+
 def test_geometry_follows_size_ways_and_line():
     c = C.build_caches(3, 32768, 4, 128, 48)
     assert c.tags.shape == (3, 64, 4)

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from ndpsim.cli.main import app, console, reports_errors
+from ndpsim.cli.paths import output_file
 from ndpsim.config import parse_overrides
 from ndpsim.hw.dram.spec import dram_preset_names, load_dram_preset
 from ndpsim.systems.dram_trace import run_dram_trace
@@ -32,6 +33,8 @@ def dram_trace(
 ) -> None:
     """Run a trace through one DRAM device and print cycles, row-buffer outcomes, latency."""
     config = load_dram_preset(preset, parse_overrides(overrides))
+    if json_path is not None:
+        output_file(json_path, "--json")
     addresses, writes = read_ldst(trace)
     result = run_dram_trace(config, addresses, writes, inject_per_cycle=inject_per_cycle)
     s = result.stats

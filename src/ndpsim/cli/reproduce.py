@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from ndpsim.cli.main import app, console, reports_errors
+from ndpsim.cli.paths import output_directory, output_file
 from ndpsim.compilation import COMPILING_NOTICE
 from ndpsim.errors import ConfigError
 from ndpsim.reproduce import report
@@ -28,11 +29,11 @@ SIZE = typer.Option("small", "--size", "-s", help=f"One of {', '.join(SIZES)}.")
 VARIANTS = typer.Option(
     None, "--variants", help="Comma-separated systems (default: all; the baseline always runs)."
 )
-SEED = typer.Option(0, "--seed")
+SEED = typer.Option(0, "--seed", min=0)
 SEEDS = typer.Option(
     1, "--seeds", help="Run with this many seeds (--seed, --seed + 1, ...) and compare them."
 )
-JOBS = typer.Option(None, "--jobs", "-j", help="Worker processes (default: cores).")
+JOBS = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: cores).")
 OUT = typer.Option(None, "--out", help="Directory for CSV and PNG files.")
 JSON_PATH = typer.Option(None, "--json", help="Write the results document here.")
 
@@ -63,12 +64,18 @@ def tom(
     variant_names: str = VARIANTS,
     seed: int = SEED,
     seeds: int = SEEDS,
-    warp_scale: int = typer.Option(1, "--stack-warps", help="Stack-SM warp capacity: 1, 2 or 4 x"),
+    warp_scale: int = typer.Option(
+        1, "--stack-warps", help="Stack-SM warp capacity, x 48 warps (the paper: 1, 2 or 4)."
+    ),
     internal: float = typer.Option(
-        2.0, "--internal-bw", help="Internal stack bandwidth, x the 80 GB/s GPU link (1 or 2)."
+        2.0,
+        "--internal-bw",
+        help="Internal stack bandwidth, x the 80 GB/s GPU link (the paper: 1 or 2).",
     ),
     cross: float = typer.Option(
-        0.5, "--cross-bw", help="Cross-stack link bandwidth, x the GPU link (0.125 .. 1)."
+        0.5,
+        "--cross-bw",
+        help="Cross-stack link bandwidth, x the GPU link (the paper: 0.125 to 1).",
     ),
     jobs: int = JOBS,
     out: Path = OUT,
@@ -77,27 +84,27 @@ def tom(
     """TOM (ISCA 2016): baseline GPU vs NDP with/without offload control and learned mapping."""
     if size not in SIZES:
         raise ConfigError(f"--size must be one of {', '.join(SIZES)}, got {size!r}")
-    if warp_scale not in (1, 2, 4):
-        raise ConfigError(f"--stack-warps must be 1, 2 or 4, got {warp_scale}")
-    if internal <= 0 or not 0 < cross <= 4:
-        raise ConfigError("--internal-bw must be > 0 and --cross-bw in (0, 4]")
+    for option, value in (("--stack-warps", warp_scale), ("--internal-bw", internal),
+                          ("--cross-bw", cross)):  # fmt: skip
+        if value <= 0:
+            raise ConfigError(f"{option} must be positive, got {value}")
     _check_seeds(seeds)
     names = _workload_list(workloads, tom_experiment.WORKLOADS)
     variants = tom_experiment.variants(warp_scale, internal, cross, _variant_set(variant_names))
     start = time.perf_counter()
     switches = {"stack_warps": warp_scale, "internal_bw": internal, "cross_bw": cross}
-    out = out or Path("results") / f"tom-{size}"
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_directory(out or Path("results") / f"tom-{size}", "--out")
+    path = output_file(json_path or out / ("tom-seeds.json" if seeds > 1 else "tom.json"), "--json")
     if seeds > 1:
         docs = {s: tom_experiment.document(_run(f"TOM at {size}, seed {s}", names, size, s,
                                                 variants, jobs), size, s, switches)
                 for s in range(seed, seed + seeds)}  # fmt: skip
-        paper = tom_experiment.PAPER["speedup"]
-        _report_seeds("tom", docs, paper, out, json_path or out / "tom-seeds.json", start)
+        _report_seeds("tom", docs, tom_experiment.PAPER, out, path, start)
         return
     runs = _run(f"TOM at {size}", names, size, seed, variants, jobs)
     doc = tom_experiment.document(runs, size, seed, switches)
-    path = _write_document(doc, json_path or out / "tom.json")
+    _write_document(doc, path)
+    report.remove_figures(out, [figure[0] for figure in tom_experiment.FIGURES])
     for stem, title, metric, shown, parts in tom_experiment.FIGURES:
         shown = [v for v in shown if v in doc]
         if not shown:
@@ -135,16 +142,16 @@ def _run(label: str, names: list[str], size: str, seed: int, variants, jobs: int
         return run_experiment(names, size, seed, variants, jobs, progress, compiling)
 
 
-def _report_seeds(experiment: str, docs: dict[int, dict], paper: dict[str, float],
+def _report_seeds(experiment: str, docs: dict[int, dict], paper: dict[str, dict[str, float]],
                   out: Path, path: Path, start: float) -> None:  # fmt: skip
     """The averages of every seed side by side (``--seeds``), as tables, CSV files and one
-    document holding every seed's (written first: it is what a long run must not lose)."""
+    document holding every seed's (written first: it is what a long run must not lose), with
+    the paper's average of each metric where it gives one (``paper``: {metric: {variant: x}})."""
     doc = seed_study.document(docs, experiment)
     _write_document(doc, path)
     size = doc["meta"]["size"]
     for metric in seed_study.METRICS:
-        columns, rows = seed_study.seed_rows(doc["across_seeds"], metric,
-                                             paper if metric == "speedup" else None)  # fmt: skip
+        columns, rows = seed_study.seed_rows(doc["across_seeds"], metric, paper.get(metric))
         title = (f"{experiment.upper()} at {size}: {metric} averaged over the workloads, "
                  f"by seed")  # fmt: skip
         console.print(report.rich_table(title, columns, rows, "system"))
@@ -155,12 +162,10 @@ def _report_seeds(experiment: str, docs: dict[int, dict], paper: dict[str, float
     _say_where(path, out, start)
 
 
-def _write_document(doc: dict, path: Path) -> Path:
+def _write_document(doc: dict, path: Path) -> None:
     """Write an experiment's results document before anything is drawn from it, so that a
-    failing table or plot cannot lose a long run."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    failing table or plot cannot lose a long run (``path`` was checked before the run)."""
     path.write_text(json.dumps(doc, indent=2))
-    return path
 
 
 def _say_where(path: Path, out: Path, start: float) -> None:
@@ -174,7 +179,7 @@ def _print_mapping(doc: dict) -> None:
     table = Table(title="Learned data mapping (ctrl-tmap)", title_justify="left")
     for col in ("workload", "stack bits", "co-location: baseline map", "best bits",
                 "learned, all instances", "learning phase, share of run"):  # fmt: skip
-        table.add_column(col, justify="right")
+        table.add_column(col, justify="right", overflow="fold")
     for w, m in doc["mapping"].items():
         if "colocation_baseline" not in m:
             continue
@@ -221,14 +226,16 @@ def sndp(
     names = _workload_list(workloads, sndp_experiment.WORKLOADS)
     start = time.perf_counter()
     nsu = "" if nsu_mhz == 350 else f"-nsu{nsu_mhz}"
-    out = out or Path("results") / f"sndp-{size}{nsu}{'' if target == 'first' else '-optimal'}"
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_directory(
+        out or Path("results") / f"sndp-{size}{nsu}{'' if target == 'first' else '-optimal'}",
+        "--out",
+    )
+    document = "figure5.json" if figure5_only else "sndp-seeds.json" if seeds > 1 else "sndp.json"
+    path = output_file(json_path or out / document, "--json")
     if figure5_only:
         with console.status("SNDP Figure 5: target NSU study"):
             figure5 = target_study.figure5(seed)
         _print_figure5(figure5, out)
-        path = json_path or out / "figure5.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
         meta = {"experiment": "sndp-figure5", "seed": seed}
         path.write_text(json.dumps({"figure5": figure5, "meta": meta}, indent=2))
         console.print(f"results: {path} (table and plot in {out}/)")
@@ -238,16 +245,16 @@ def sndp(
         docs = {s: sndp_experiment.document(_run(f"SNDP at {size}, seed {s}", names, size, s,
                                                  variants, jobs), size, s, switches)
                 for s in range(seed, seed + seeds)}  # fmt: skip
-        paper = sndp_experiment.paper_averages(nsu_mhz)["speedup"]
-        _report_seeds("sndp", docs, paper, out, json_path or out / "sndp-seeds.json", start)
+        _report_seeds("sndp", docs, sndp_experiment.paper_averages(nsu_mhz), out, path, start)
         return
     with console.status("SNDP Figure 5: target NSU study"):
         figure5 = target_study.figure5(seed)
     runs = _run(f"SNDP at {size}", names, size, seed, variants, jobs)
     doc = sndp_experiment.document(runs, size, seed, switches, figure5)
-    path = _write_document(doc, json_path or out / "sndp.json")
+    _write_document(doc, path)
     labels = sndp_experiment.PAPER_NAMES
     paper_averages = sndp_experiment.paper_averages(nsu_mhz)
+    report.remove_figures(out, [figure[0] for figure in sndp_experiment.FIGURES])
     for stem, title, metric, shown, parts in sndp_experiment.FIGURES:
         shown = [v for v in shown if v in doc]
         if not shown:

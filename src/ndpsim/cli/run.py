@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from ndpsim.cli.main import app, console, reports_errors
+from ndpsim.cli.paths import output_file
 from ndpsim.compilation import COMPILING_NOTICE, watching_compilation
 from ndpsim.config import parse_overrides
 from ndpsim.systems.gpu import GpuSystem, load_system_config, system_preset_names
@@ -23,7 +24,9 @@ def run(
     system: str = typer.Option(..., "--system", help="System preset (see `ndpsim systems`)."),
     workload: str = typer.Option(..., "--workload", "-w", help="Workload of the suite."),
     size: str = typer.Option("small", "--size", "-s", help=f"One of {', '.join(SIZES)}."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the inputs and of random placements."),
+    seed: int = typer.Option(
+        0, "--seed", min=0, help="Seed of the inputs and of random placements."
+    ),
     overrides: list[str] = typer.Option(
         [], "--set", help="Override a config key, e.g. --set sm.count=64 (repeatable)."
     ),
@@ -34,6 +37,9 @@ def run(
     """Simulate a workload of the suite on a system preset and print a summary."""
     config = load_system_config(system, parse_overrides(overrides))
     get_workload(workload)  # unknown names fail before the long parts
+    path = output_file(
+        json_path or Path("results") / f"run-{config.name}-{workload}-{size}.json", "--json"
+    )
     with _status(f"interpreting {workload} ({size})"):
         functional = run_workload(workload, size, seed)
     if not functional.check.passed:
@@ -44,8 +50,6 @@ def run(
             functional.traces, kernel_module(functional.workload.module_name),
             functional.memory, seed=seed,
         )  # fmt: skip
-    path = json_path or Path("results") / f"run-{config.name}-{workload}-{size}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
     document = {"workload": workload, "size": size, "seed": seed, **result.as_dict()}
     path.write_text(json.dumps(document, indent=2))
     _print_summary(config.name, workload, size, result)

@@ -11,6 +11,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from ndpsim.cli.main import app, console, reports_errors
+from ndpsim.cli.paths import output_directory, output_file
 from ndpsim.errors import WorkloadError
 from ndpsim.trace.trace import save_traces
 from ndpsim.workloads import SIZES, get_workload, run_workload, workload_names
@@ -55,7 +56,7 @@ def list_workloads() -> None:
 def run(
     size: str = typer.Option("small", "--size", "-s", help=f"One of {', '.join(SIZES)}."),
     only: str = typer.Option(None, "--only", help="Comma-separated workload names."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the input generators."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the input generators."),
     save_traces_dir: Path = typer.Option(
         None, "--save-traces", help="Write each workload's traces to DIR/<name>-<size>.npz."
     ),
@@ -65,6 +66,10 @@ def run(
     if size not in SIZES:
         raise WorkloadError(f"unknown size {size!r}; expected one of {', '.join(SIZES)}")
     names = _selected(only)
+    if save_traces_dir is not None:
+        output_directory(save_traces_dir, "--save-traces")
+    if json_path is not None:
+        output_file(json_path, "--json")
     rows = []
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("interpreting", total=len(names))
@@ -72,7 +77,6 @@ def run(
             progress.update(task, description=f"interpreting {name}")
             result = run_workload(name, size, seed)
             if save_traces_dir is not None:
-                save_traces_dir.mkdir(parents=True, exist_ok=True)
                 save_traces(save_traces_dir / f"{name}-{size}.npz", result.traces)
             rows.append(
                 {

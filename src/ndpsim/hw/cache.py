@@ -4,6 +4,11 @@ A cache holds line addresses (byte address >> log2(line size)). ``lookup`` answe
 refreshes the line's age on a hit; ``fill`` inserts a line and reports the victim; write-through or
 write-back is the caller's policy (``fill(..., dirty=True)`` and the returned victim tell it what
 to write back). Miss status holding registers (MSHRs) are a small table of lines in flight.
+
+Caches that share the lines between them (the slices of an L2, line ``l`` in slice
+``l mod slices``) index their sets with the line's number within its slice, ``l // slices``:
+indexing with ``l`` itself would confine each slice to the sets congruent to it, a fraction of
+its capacity.
 """
 
 from __future__ import annotations
@@ -26,9 +31,14 @@ class Caches(NamedTuple):
     mshr_line: np.ndarray  # int64[caches, mshrs]: line in flight or INVALID
     mshr_head: np.ndarray  # int64[caches, mshrs]: first waiting request (caller's id), or -1
     mshr_used: np.ndarray  # int64[caches]
+    interleave: np.ndarray  # int64[1]: caches the lines are spread over (set: line // this)
 
 
-def build_caches(count: int, size_bytes: int, ways: int, line_bytes: int, mshrs: int) -> Caches:
+def build_caches(count: int, size_bytes: int, ways: int, line_bytes: int, mshrs: int,
+                 interleave: int = 1) -> Caches:  # fmt: skip
+    """``count`` caches of ``size_bytes`` each. ``interleave``: how many caches the lines are
+    spread over, line ``l`` living in cache ``l mod interleave`` (an L2's slices); 1 when each
+    cache may hold any line (private L1s)."""
     sets = max(1, size_bytes // (ways * line_bytes))
     return Caches(
         tags=np.full((count, sets, ways), INVALID, dtype=np.int64),
@@ -38,12 +48,13 @@ def build_caches(count: int, size_bytes: int, ways: int, line_bytes: int, mshrs:
         mshr_line=np.full((count, max(mshrs, 1)), INVALID, dtype=np.int64),
         mshr_head=np.full((count, max(mshrs, 1)), -1, dtype=np.int64),
         mshr_used=np.zeros(count, dtype=np.int64),
+        interleave=np.array([interleave], dtype=np.int64),
     )
 
 
 @njit(cache=True, inline="always")
 def _set_of(c, line):
-    return line % c.tags.shape[1]
+    return (line // c.interleave[0]) % c.tags.shape[1]
 
 
 @njit(cache=True, inline="always")

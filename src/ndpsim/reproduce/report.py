@@ -36,14 +36,26 @@ def _fmt(value: float | None) -> str:
 
 
 def rich_table(title: str, variants: Sequence[str], rows, first: str = "workload") -> Table:
+    """On a narrow terminal a long header folds onto more lines rather than end in an ellipsis
+    (several start alike: ``ratio-0.2``, ``ratio-0.4``), and no value is cut short."""
     table = Table(title=title, title_justify="left")
-    table.add_column(first)
+    table.add_column(first, overflow="fold")
     for v in variants:
-        table.add_column(v, justify="right")
+        table.add_column(v, justify="right", overflow="fold", min_width=len(_fmt(1.0)))
     for label, values in rows:
         style = "bold" if label.startswith("average") else None
         table.add_row(label, *(_fmt(x) for x in values), style=style)
     return table
+
+
+def remove_figures(out: Path, stems: Sequence[str]) -> None:
+    """Delete the tables and plots an earlier run wrote to ``out`` under these figure names,
+    so that a run over fewer variants or workloads does not leave another run's figures
+    beside its own."""
+    for stem in stems:
+        for pattern in (f"{stem}.csv", f"{stem}.png", f"{stem}_*.csv"):
+            for path in out.glob(pattern):
+                path.unlink()
 
 
 def write_csv(path: Path, variants: Sequence[str], rows, first: str = "workload") -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ndpsim.config import Strict, load_toml, merge, preset_names, preset_path, validate
 from ndpsim.energy import load_energy_table
@@ -41,17 +41,36 @@ class SmConfig(Strict):
 
 
 class CacheConfig(Strict):
-    size_bytes: int = Field(ge=1)
+    size_bytes: int = Field(ge=1, description="of all slices together (L2)")
     ways: int = Field(ge=1)
     line_bytes: int = Field(128, ge=32)
     mshrs: int = Field(ge=1)
     hit_latency: int = Field(ge=1, description="cycles of the cache's clock")
     enabled: bool = True
 
+    def _parts(self) -> int:
+        return 1
+
+    @model_validator(mode="after")
+    def _whole_sets(self) -> CacheConfig:
+        """A cache holds whole sets (in each slice), so that its capacity is the one asked for
+        rather than silently rounded down."""
+        per_set = self._parts() * self.ways * self.line_bytes
+        if self.size_bytes % per_set:
+            slices = f" x {self._parts()} slices" if self._parts() > 1 else ""
+            raise ValueError(
+                f"size_bytes ({self.size_bytes}) must be a multiple of ways x line_bytes{slices} "
+                f"({per_set} B)"
+            )
+        return self
+
 
 class L2Config(CacheConfig):
     slices: int = Field(ge=1)
     clock_ghz: float = Field(gt=0)
+
+    def _parts(self) -> int:
+        return self.slices
 
 
 class CrossbarConfig(Strict):

@@ -397,7 +397,7 @@ class GpuSystem:
         links, sm_ports, slice_ports, tsv = self._links()
         mem = self._memory_side(slice_ports, tsv, plan)
         l2 = cachemod.build_caches(c.l2.slices, c.l2.size_bytes // c.l2.slices, c.l2.ways,
-                                   LINE_BYTES, c.l2.mshrs)  # fmt: skip
+                                   LINE_BYTES, c.l2.mshrs, interleave=c.l2.slices)  # fmt: skip
         l1 = cachemod.build_caches(self.sms, c.l1.size_bytes, c.l1.ways, LINE_BYTES,
                                    c.l1.mshrs)  # fmt: skip
         dram = ctl.build_dram_state(self.system_dram)
