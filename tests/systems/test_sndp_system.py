@@ -9,7 +9,13 @@ import pytest
 from ndpsim.errors import ConfigError
 from ndpsim.systems.gpu import GpuSystem, load_system_config
 from ndpsim.systems.offload import target_stacks
-from ndpsim.systems.sndp_ratio import INITIAL_RATIO, STEP_MAX, STEP_UNIT, RatioController
+from ndpsim.systems.sndp_ratio import (
+    INITIAL_RATIO,
+    STEP_MAX,
+    STEP_UNIT,
+    RatioController,
+    time_weighted_ratio,
+)
 from ndpsim.workloads import kernel_module, run_workload
 
 
@@ -146,6 +152,14 @@ def _climb(throughputs):
         off.control[ofl.C_BLOCK_INSTRUCTIONS] = done
         ratio.epoch_end(k * 1000)
     return [r for _, r in ratio.timeline]
+
+
+def test_the_offload_ratio_mean_weights_each_ratio_by_how_long_it_held():
+    timeline = [[0.0, 0.1], [1.0, 0.4], [3.0, 0.2]]
+    assert time_weighted_ratio(timeline, 4.0) == pytest.approx((0.1 * 1 + 0.4 * 2 + 0.2 * 1) / 4)
+    # a ratio set when the run ends held for no time
+    assert time_weighted_ratio([[0.0, 0.1], [1.0, 0.25]], 0.00085) == pytest.approx(0.1)
+    assert time_weighted_ratio([], 4.0) is None
 
 
 def test_hill_climbing_keeps_going_while_throughput_rises():

@@ -20,7 +20,6 @@ from ndpsim.errors import ConfigError
 from ndpsim.reproduce import averages as means
 from ndpsim.reproduce.report import Rows
 from ndpsim.reproduce.runner import Variant
-from ndpsim.systems.sndp_ratio import time_weighted_ratio
 
 #: SNDP's ten workloads (Table 1); ``spmv`` is our MiniFE (its kernel is a sparse mat-vec).
 WORKLOADS = ("bp", "bfs", "bicg", "fwt", "km", "spmv", "sp", "stn", "stcl", "vadd")
@@ -148,7 +147,7 @@ def credit_peaks(credits: dict[str, Any]) -> dict[str, float]:
             for kind, record in credits.items() if kind != "overdrawn"}  # fmt: skip
 
 
-def _offload_metrics(offload: dict[str, Any], time_us: float) -> dict[str, float]:
+def _offload_metrics(offload: dict[str, Any]) -> dict[str, float]:
     m: dict[str, float] = {}
     if "offloaded_fraction" in offload:
         m["offloaded_instance_fraction"] = offload["offloaded_fraction"]
@@ -156,13 +155,11 @@ def _offload_metrics(offload: dict[str, Any], time_us: float) -> dict[str, float
         m["offloaded_instruction_fraction"] = offload["offloaded_instruction_fraction"]
     if "rdf_hit_rate" in offload:  # read-and-forward packets answered by the GPU's caches
         m["rdf_hit_rate"] = offload["rdf_hit_rate"]
-    timeline = offload.get("ratio_timeline") or []
-    mean = time_weighted_ratio(timeline, time_us)
-    if mean is not None:
-        m["offload_ratio_mean"] = mean
-        m["offload_ratio_final"] = float(max(timeline, key=lambda p: p[0])[1])
+    if "ratio_mean" in offload:  # the run's time-weighted mean; its timeline is in time order
+        m["offload_ratio_mean"] = offload["ratio_mean"]
+        m["offload_ratio_final"] = float(offload["ratio_timeline"][-1][1])
     credits = offload.get("credits")
-    if isinstance(credits, dict):
+    if credits is not None:
         m["credits_overdrawn"] = float(credits.get("overdrawn", 0))
         for kind, fraction in credit_peaks(credits).items():
             m[f"credits_peak_{kind}"] = fraction
@@ -205,7 +202,7 @@ def metrics(runs: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str, d
             if "l2_hit_rate" in s:
                 m["l2_hit_rate"] = s["l2_hit_rate"]
             if s.get("offload"):
-                m.update(_offload_metrics(s["offload"], s.get("time_us", 0.0)))
+                m.update(_offload_metrics(s["offload"]))
             out.setdefault(variant, {})[workload] = m
     best = best_static(out)
     if best:
