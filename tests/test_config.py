@@ -184,7 +184,7 @@ def test_dram_preset_overrides_change_only_the_named_values():
     assert changed.controller.read_queue == 7 and changed.timing.CL == 20
     assert changed.organization == base.organization
     assert changed.timing.RCD == base.timing.RCD
-    with pytest.raises(ConfigError, match=r"hbm2\.toml: .*'organization\.channels'"):
+    with pytest.raises(ConfigError, match=r"DRAM preset 'hbm2': 'organization\.channels'"):
         load_dram_preset("hbm2", {"organization": {"channels": 0}})
 
 
@@ -256,3 +256,77 @@ def test_merge_lays_tables_over_tables_without_touching_the_base():
         "seed": 3,
     }
     assert base == {"sm": {"count": 68, "clock_ghz": 1.4}, "name": "x", "l1": {"ways": 4}}
+
+
+def test_a_preset_file_of_ones_own_loads_by_path_with_its_base_found_next_to_it(tmp_path):
+    (tmp_path / "fewer-sms.toml").write_text(
+        'base = "tom-baseline"\nname = "fewer"\n[sm]\ncount = 8\n'
+    )
+    sub = tmp_path / "studies"
+    sub.mkdir()
+    (sub / "slower.toml").write_text('base = "../fewer-sms.toml"\nname = "slower"\n'
+                                     "[sm]\nclock_ghz = 0.7\n")  # fmt: skip
+    config = load_system_config(str(sub / "slower.toml"))
+    assert (config.name, config.sm.count, config.sm.clock_ghz) == ("slower", 8, 0.7)
+    assert config.l2 == load_system_config("tom-baseline").l2
+
+
+@pytest.mark.parametrize("name", ["../systems/tom-baseline", "/etc/passwd", "sub/dir"])
+def test_a_preset_name_with_a_path_in_it_is_not_looked_up_outside_the_presets(name):
+    with pytest.raises(ConfigError, match=r"a name, or a path ending in \.toml"):
+        load_system_config(name)
+
+
+def test_a_missing_preset_file_is_a_config_error_naming_it(tmp_path):
+    with pytest.raises(ConfigError, match=re.escape("missing.toml' does not exist")):
+        load_system_config(str(tmp_path / "missing.toml"))
+
+
+@pytest.mark.parametrize(
+    "base,complaint",
+    [("3", "expected a preset name or .toml path, got 3"),
+     ('"nobody"', "unknown systems preset 'nobody'"),
+     ('"gone.toml"', "gone.toml' does not exist")],
+)  # fmt: skip
+def test_a_bad_base_is_a_config_error_naming_the_file_and_the_base_key(tmp_path, base, complaint):
+    path = tmp_path / "child.toml"
+    path.write_text(f'base = {base}\nname = "child"\n')
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: 'base': ")) as info:
+        load_system_config(str(path))
+    assert complaint in str(info.value)
+
+
+def test_a_preset_file_that_is_not_utf8_is_a_config_error_naming_line_and_column(tmp_path):
+    path = tmp_path / "latin1.toml"
+    path.write_bytes(b'name = "gpu"\ndescription = "caf\xe9"\n')
+    with pytest.raises(ConfigError, match=re.escape(f"{path}:2:19: not UTF-8 text (byte 0xe9)")):
+        load_system_config(str(path))
+
+
+@pytest.mark.parametrize(
+    "key,value",
+    [("sm.clock_ghz", "inf"), ("sm.clock_ghz", "nan"), ("sm.clock_ghz", "1e300"),
+     ("sm.clock_ghz", "1e-300"), ("l2.clock_ghz", "2e3"), ("links.latency_ns", "inf"),
+     ("links.latency_ns", "1e300"), ("links.host_to_cube_gbps", "1e-300"),
+     ("links.cube_to_cube_gbps", "1e-9"), ("memory.internal_gbps", "1e9")],
+)  # fmt: skip
+def test_a_time_or_rate_the_picosecond_clock_cannot_hold_is_a_config_error(key, value):
+    # such values used to overflow while building the links, or to be clamped to 1 ps silently
+    with pytest.raises(ConfigError, match=re.escape(f"'{key}'")):
+        load_system_config("tom-ndp", parse_overrides([f"{key}={value}"]))
+
+
+def test_absent_bandwidths_may_still_be_zero():
+    config = load_system_config("tom-baseline", parse_overrides(["memory.internal_gbps=0"]))
+    assert config.memory.internal_gbps == 0 and config.links.cube_to_cube_gbps == 0
+
+
+def test_a_refresh_interval_not_longer_than_the_refresh_is_a_config_error():
+    # the rank would refresh for ever and the run would never end
+    with pytest.raises(ConfigError, match=r"REFI \(350\) must be longer than RFC \(350\)"):
+        load_dram_preset("hbm2", {"timing": {"REFI": 350, "RFC": 350}})
+
+
+def test_a_bad_dram_override_is_blamed_on_the_overrides_not_on_the_preset_file():
+    with pytest.raises(ConfigError, match=r"^overrides of DRAM preset 'hbm2': 'timing\.CL'"):
+        load_dram_preset("hbm2", {"timing": {"CL": 0}})

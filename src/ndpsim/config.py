@@ -9,21 +9,43 @@ from __future__ import annotations
 import ast
 import tomllib
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from ndpsim.errors import ConfigError
+from ndpsim.textfile import read_text
 
 PRESET_ROOT = Path(__file__).resolve().parent / "presets"
 
 M = TypeVar("M", bound=BaseModel)
 
+# Quantities the engine turns into integer picoseconds (engine/clock.py). The bounds keep every
+# period, latency and serialization time representable and above the 1 ps resolution, so an
+# extreme value is refused here instead of overflowing, or being rounded, inside the model.
+#: A clock from 1 MHz (a 1 us period) to 1 THz (1 ps).
+ClockGHz = Annotated[float, Field(ge=1e-3, le=1e3)]
+#: A latency of up to one second.
+LatencyNs = Annotated[float, Field(ge=0, le=1e9)]
+#: A bandwidth from 1 MB/s to 1 PB/s (a link serializes a KB in whole picoseconds).
+Gbps = Annotated[float, Field(ge=1e-3, le=1e6)]
+
+
+def _absent_or_gbps(value: float) -> float:
+    if value != 0 and not 1e-3 <= value <= 1e6:
+        raise ValueError("must be 0 (absent) or between 0.001 and 1e6 GB/s")
+    return value
+
+
+#: A bandwidth, or 0 where the component is not modelled.
+OptionalGbps = Annotated[float, Field(ge=0), AfterValidator(_absent_or_gbps)]
+
 
 class Strict(BaseModel):
-    """A config section: unknown keys are errors, values are immutable once loaded."""
+    """A config section: unknown keys are errors, numbers are finite (an infinite latency or
+    clock would overflow or be clamped deep in the model), values are immutable once loaded."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 def validate(model: type[M], data: dict, source: str) -> M:
@@ -38,19 +60,22 @@ def validate(model: type[M], data: dict, source: str) -> M:
                 problems.append(f"unknown key '{key}'")
             elif item["type"] == "missing":
                 problems.append(f"missing key '{key}'")
-            elif item["type"] == "value_error" and isinstance(item.get("input"), dict):
-                # a check across a section's keys: its message names them and their values
-                problems.append(f"'{key}': {item['msg'].removeprefix('Value error, ')}")
+            elif item["type"] == "value_error":
+                message = item["msg"].removeprefix("Value error, ")
+                if isinstance(item.get("input"), dict):
+                    # a check across a section's keys: its message names them and their values
+                    problems.append(f"'{key}': {message}")
+                else:
+                    problems.append(f"'{key}': {message} (got {item.get('input')!r})")
             else:
                 problems.append(f"'{key}': {item['msg']} (got {item.get('input')!r})")
         raise ConfigError(f"{source}: " + "; ".join(problems)) from None
 
 
 def load_toml(path: Path) -> dict:
+    text = read_text(path, ConfigError)
     try:
-        return tomllib.loads(path.read_text())
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from None
 
@@ -61,10 +86,18 @@ def preset_names(kind: str) -> list[str]:
 
 
 def preset_path(kind: str, name: str) -> Path:
+    """The file of a preset: a name from ``presets/<kind>/``, or a path ending in ``.toml`` to a
+    file of the user's own (absolute, or relative to the working directory)."""
+    if name.endswith(".toml"):
+        path = Path(name)
+        if not path.is_file():
+            raise ConfigError(f"{kind} preset file {name!r} does not exist")
+        return path
     path = PRESET_ROOT / kind / f"{name}.toml"
-    if not path.exists():
+    if "/" in name or "\\" in name or not path.is_file():
         raise ConfigError(
-            f"unknown {kind} preset {name!r}; available: {', '.join(preset_names(kind))}"
+            f"unknown {kind} preset {name!r} (a name, or a path ending in .toml); "
+            f"available: {', '.join(preset_names(kind))}"
         )
     return path
 

@@ -167,6 +167,23 @@ def test_a_command_that_could_not_write_its_results_fails_before_doing_the_work(
     assert list(a_dir.iterdir()) == [] and a_file.read_text() == "LD 0x40\n"
 
 
+@pytest.mark.parametrize("setting,complaint", [
+    ("memory.cubes=3", "memory.cubes must be a power of two"),
+    ("l1.line_bytes=64", "l1.line_bytes and l2.line_bytes must be 128"),
+    ("l1.mshrs=8", "l1.mshrs is 8"),
+])  # fmt: skip
+def test_a_system_the_model_cannot_build_is_refused_before_interpreting(
+    monkeypatch, setting, complaint
+):
+    def interpret(*args, **kwargs):
+        raise AssertionError("the workload was interpreted before the system was checked")
+
+    monkeypatch.setattr("ndpsim.cli.run.run_workload", interpret)
+    args = ["run", "--system", "tom-ndp", "--workload", "vadd", "--size", "tiny", "--set", setting]
+    result = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert result.exit_code == 2 and complaint in result.output, result.output
+
+
 @pytest.mark.parametrize("command", [
     ["run", "--system", "gpu-baseline", "--workload", "vadd"],
     ["workloads", "run", "--only", "vadd"],

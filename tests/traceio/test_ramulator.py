@@ -123,3 +123,21 @@ def test_a_corrupt_npz_file_is_a_trace_format_error(tmp_path):
     path.write_bytes(b"this is not a zip archive")
     with pytest.raises(TraceFormatError, match=re.escape(str(path))):
         read_ldst(path)
+
+
+def test_a_truncated_npz_file_is_a_trace_format_error(tmp_path):
+    whole = tmp_path / "whole.npz"
+    np.savez_compressed(whole, addr=np.arange(10_000, dtype=np.uint64), is_write=np.zeros(10_000))
+    cut = tmp_path / "cut.npz"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
+    with pytest.raises(TraceFormatError, match=re.escape(f"{cut}: not a readable .npz trace")):
+        read_ldst(cut)
+
+
+def test_a_trace_that_is_not_utf8_is_a_trace_format_error_naming_the_line(tmp_path):
+    path = tmp_path / "binary.trace"
+    path.write_bytes(b"LD 0x40\nST 0x80\n\xff\xfe\n")
+    with pytest.raises(
+        TraceFormatError, match=re.escape(f"{path}:3:1: not UTF-8 text (byte 0xff)")
+    ):
+        read_ldst(path)

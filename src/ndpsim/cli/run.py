@@ -36,7 +36,8 @@ def run(
 ) -> None:
     """Simulate a workload of the suite on a system preset and print a summary."""
     config = load_system_config(system, parse_overrides(overrides))
-    get_workload(workload)  # unknown names fail before the long parts
+    hardware = GpuSystem(config)  # checks across sections fail before the long parts too
+    get_workload(workload)
     path = output_file(
         json_path or Path("results") / f"run-{config.name}-{workload}-{size}.json", "--json"
     )
@@ -46,7 +47,7 @@ def run(
         console.print(f"[yellow]warning:[/] {workload} differs from its reference: "
                       f"{functional.check.detail}")  # fmt: skip
     with _status(f"simulating {workload} on {config.name}"):
-        result = GpuSystem(config).run(
+        result = hardware.run(
             functional.traces, kernel_module(functional.workload.module_name),
             functional.memory, seed=seed,
         )  # fmt: skip

@@ -156,7 +156,20 @@ class RegisterPair:
         return f"{self.first}|{self.second}"
 
 
-Operand = Register | SpecialRegister | Immediate | Symbol | Address | Sink | Vector | RegisterPair
+@dataclass(frozen=True, slots=True)
+class ArgumentList:
+    """The parenthesised return and argument lists of ``call (ret), f, (a, b)``."""
+
+    elements: tuple[Operand, ...]
+
+    def __str__(self) -> str:
+        return "(" + ", ".join(map(str, self.elements)) + ")"
+
+
+Operand = (
+    Register | SpecialRegister | Immediate | Symbol | Address | Sink | Vector | RegisterPair
+    | ArgumentList
+)  # fmt: skip
 
 
 def registers_in(operand: Operand) -> tuple[str, ...]:
@@ -166,7 +179,7 @@ def registers_in(operand: Operand) -> tuple[str, ...]:
             return (name,)
         case Address(base=Register(name=name)):
             return (name,)
-        case Vector(elements=elements):
+        case Vector(elements=elements) | ArgumentList(elements=elements):
             return tuple(n for e in elements for n in registers_in(e))
         case RegisterPair(first=first, second=second):
             return registers_in(first) + registers_in(second)
@@ -179,7 +192,8 @@ def registers_in(operand: Operand) -> tuple[str, ...]:
 NO_DESTINATION_OPCODES = frozenset(
     {
         "st", "red", "bra", "ret", "exit", "bar", "barrier", "membar", "fence", "prefetch",
-        "prefetchu", "trap", "brkpt", "nanosleep", "pmevent", "call", "cp", "stmatrix",
+        "prefetchu", "trap", "brkpt", "nanosleep", "pmevent", "call", "cp", "stmatrix", "brx",
+        "stackrestore", "discard", "applypriority", "setmaxnreg", "sust", "sured",
     }
 )  # fmt: skip
 

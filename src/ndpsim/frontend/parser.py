@@ -2,9 +2,11 @@
 
 A hand-written lexer and recursive-descent parser for the subset of PTX that nvcc emits for
 CUDA kernels (module directives, ``.entry``/``.func`` with parameters, register and variable
-declarations, labels, predicated instructions and their operands). Anything it cannot read is a
-:class:`PTXSyntaxError`; an opcode outside the PTX ISA is an :class:`UnsupportedInstruction`.
-Both name the file, line, column and token.
+declarations, labels, predicated instructions and their operands, calls). It also checks what the
+PTX ISA asks of an instruction: a writable destination, type suffixes that are types, the operand
+count of each opcode ndpsim executes, and a callee the module defines or declares. Anything it
+cannot read or that breaks these rules is a :class:`PTXSyntaxError`; an opcode outside the PTX
+ISA is an :class:`UnsupportedInstruction`. Both name the file, line, column and token.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from pathlib import Path
 
 from ndpsim.errors import PTXSyntaxError, SourceLocation, UnsupportedInstruction
 from ndpsim.frontend.ir import (
+    NO_DESTINATION_OPCODES,
     PTX_TYPES,
     Address,
+    ArgumentList,
     Function,
     Immediate,
     Instruction,
@@ -35,6 +39,11 @@ from ndpsim.frontend.ir import (
     Variable,
     Vector,
 )
+from ndpsim.textfile import read_text
+
+#: Registers one function may declare. nvcc's largest in our suite is 651; the bound stops a
+#: typo such as %r<4000000000> from exhausting memory while the declaration is expanded.
+MAX_REGISTERS = 1 << 20
 
 #: Every opcode of the PTX ISA (through 9.0). Opcodes outside this set are rejected by the parser;
 #: opcodes inside it that the interpreter cannot execute are rejected when a module is loaded.
@@ -55,6 +64,74 @@ SPECIAL_REGISTERS = frozenset(
     lanemask_eq lanemask_le lanemask_lt lanemask_ge lanemask_gt globaltimer globaltimer_lo
     globaltimer_hi total_smem_size dynamic_smem_size aggr_smem_size""".split()  # noqa: SIM905
 )
+
+#: Operands each opcode the interpreter executes takes (the allowed counts), from the PTX ISA's
+#: "Instruction Set" chapter: "Integer Arithmetic", "Floating-Point", "Half Precision", "Comparison
+#: and Selection", "Logic and Shift", "Data Movement and Conversion", "Parallel Synchronization and
+#: Communication" and "Control Flow" instructions. A pair ``p|q``, a vector ``{a, b}`` and an
+#: address ``[a+8]`` are one operand each. Where a later ISA added an input (``min``/``max`` with
+#: three sources, ISA 8.8) or a form leaves one out (``vote``/``shfl`` without ``.sync`` take no
+#: member mask), both counts are allowed. Opcodes not listed are left to the interpreter, which
+#: rejects them when a module is loaded.
+OPERAND_COUNTS: dict[str, tuple[int, ...]] = {
+    **dict.fromkeys(("ret", "exit", "trap", "brkpt", "membar"), (0,)),
+    **dict.fromkeys(("bra", "activemask", "nanosleep", "pmevent", "prefetch", "prefetchu"), (1,)),
+    **dict.fromkeys(
+        """neg abs not cnot popc clz brev bfind sqrt rsqrt rcp ex2 lg2 sin cos tanh testp mov cvt
+        cvta isspacep ld ldu st red""".split(),  # noqa: SIM905
+        (2,),
+    ),
+    **dict.fromkeys(
+        "add sub mul mul24 div rem copysign and or xor shl shr setp set atom".split(),  # noqa: SIM905
+        (3,),
+    ),
+    **dict.fromkeys("mad mad24 fma bfe prmt shf sad selp slct".split(), (4,)),  # noqa: SIM905
+    **dict.fromkeys(("bfi", "lop3"), (5,)),
+    **dict.fromkeys(("min", "max"), (3,)),  # the three-source form is not executed
+    "fence": (0, 2),  # fence.proxy.tensormap::generic.acquire takes [addr], size
+    "bar": (1, 2),  # bar.sync a{, b}; bar.warp.sync membermask
+    "barrier": (1, 2),
+    "vote": (2, 3),
+    "shfl": (4, 5),
+}
+
+#: Modifiers that change an opcode's operand counts (same sections of the PTX ISA): ``setp``/``set``
+#: with a BoolOp read a third predicate; ``atom.cas`` a swap value; ``st.async``/``red.async`` an
+#: mbarrier and ``st.bulk`` an initial value; ``lop3`` with a BoolOp writes ``d|p`` and reads a
+#: predicate; ``bar.red`` writes a result and reads a predicate; ``barrier.cluster`` takes none.
+OPERAND_COUNTS_WITH: dict[tuple[str, str], tuple[int, ...]] = {
+    **{(op, logic): (4,) for op in ("setp", "set") for logic in ("and", "or", "xor")},
+    ("atom", "cas"): (4,),
+    ("st", "async"): (3,),
+    ("st", "bulk"): (3,),
+    ("red", "async"): (3,),
+    ("lop3", "and"): (6,),
+    ("lop3", "or"): (6,),
+    ("bar", "red"): (3, 4),
+    ("barrier", "red"): (3, 4),
+    ("barrier", "cluster"): (0,),
+}
+
+#: ``cvt`` to or from a packed type (``.f16x2``, ``.e4m3x2``, ``.e2m1x4``, ...) reads one source,
+#: or two to pack, plus ``rbits`` with ``.rs`` (PTX ISA "Data Movement and Conversion: cvt").
+_PACKED_TYPE = re.compile(r"[a-z0-9]+x[24]")
+_PACKED_CVT_COUNTS = (2, 3, 4)
+
+#: ``.L2::cache_hint`` adds a cache-policy operand to ld, st, atom and red (PTX ISA "Cache
+#: Eviction Priority Hints").
+_CACHE_HINT = "L2::cache_hint"
+
+#: Opcodes whose first operand is a destination for some modifiers only (``mbarrier.init`` takes
+#: an address where ``mbarrier.arrive`` writes a state; ``wmma.store``, ``wgmma.wait_group 0``,
+#: ``multimem.st``), so the IR's destination split does not tell whether it must be writable.
+_DESTINATION_VARIES = frozenset({"mbarrier", "multimem", "wgmma", "wmma"})
+
+#: A modifier spelled like a fundamental type, a letter and a width (``.q32``, ``.u33``), that is
+#: not one of PTX_TYPES is a misspelt type. Vector and matrix counts (``.v4``, ``.x4``) and the
+#: sub-byte element types of the matrix instructions (``.s4``, ``.u4``, ``.b1``; PTX ISA
+#: "Warp-level Matrix Multiply-Accumulate Instructions") are spelled the same way but are valid.
+_TYPE_LIKE = re.compile(r"[a-z][0-9]+")
+_NOT_A_TYPE = re.compile(r"[vx][0-9]+|s4|u4|b1")
 
 _TOKEN_RE = re.compile(
     r"""
@@ -125,8 +202,11 @@ class _Parser:
         self.path = path
         self.tokens = tokenize(text, path)
         self.pos = 0
-        # Module-level names used inside functions, resolved once the whole module is read.
+        # Module-level names used inside functions, and the targets of calls, resolved once the
+        # whole module is read; a call may name a .func that is only declared (a prototype).
         self.pending_symbols: list[tuple[str, Token]] = []
+        self.pending_calls: list[tuple[str, Token]] = []
+        self.declared_functions: set[str] = set()
 
     # ----------------------------------------------------------------------- token helpers
     def _skip_newlines(self) -> None:
@@ -145,6 +225,12 @@ class _Parser:
                 "unexpected end of file", SourceLocation(self.path, last.line, last.column)
             )
         self.pos += 1
+        return tok
+
+    def current(self) -> Token:
+        """The next token, left unconsumed; the end of the file is an error."""
+        tok = self.next()
+        self.pos -= 1
         return tok
 
     def at(self, text: str) -> bool:
@@ -181,8 +267,20 @@ class _Parser:
         tok = self.next()
         if tok.kind not in ("int", "hex"):
             self.error("expected an integer", tok)
-        value = int(tok.text.rstrip("U"), 0)
+        value = self.integer_value(tok)
         return -value if negative else value
+
+    def integer_value(self, tok: Token) -> int:
+        """An integer literal's value: hexadecimal after 0x, octal after a leading 0 (PTX ISA
+        "Integer Constants"), decimal otherwise."""
+        digits = tok.text.rstrip("U")
+        if tok.kind == "hex":
+            return int(digits, 16)
+        if len(digits) > 1 and digits.startswith("0"):
+            if any(d not in "01234567" for d in digits):
+                self.error("a literal with a leading 0 is octal; expected digits 0-7", tok)
+            return int(digits, 8)
+        return int(digits)
 
     def type_name(self) -> PtxType:
         tok = self.next()
@@ -314,8 +412,7 @@ class _Parser:
     def function(self) -> Function | None:
         kind_tok = self.next()
         is_kernel = kind_tok.text == ".entry"
-        if not is_kernel and self.at("("):  # return parameters of a .func
-            self.param_list()
+        returns = self.param_list() if not is_kernel and self.at("(") else []
         name_tok = self.next()
         if name_tok.kind != "word":
             self.error("expected a function name", name_tok)
@@ -332,10 +429,13 @@ class _Parser:
                 if not self.accept(","):
                     break
             directives[tok.text[1:]] = tuple(values)
-        if self.accept(";"):
-            return None  # a declaration (prototype) only
+        if self.accept(";"):  # a declaration (prototype) only
+            self.declared_functions.add(name_tok.text)
+            return None
         body_start = self.expect("{", "'{' to open the function body")
-        return self.body(name_tok.text, is_kernel, params, directives, self.loc(body_start))
+        return self.body(
+            name_tok.text, is_kernel, params, returns, directives, self.loc(body_start)
+        )
 
     def param_list(self) -> list[Parameter]:
         self.expect("(")
@@ -384,12 +484,13 @@ class _Parser:
         name: str,
         is_kernel: bool,
         params: list[Parameter],
+        returns: list[Parameter],
         directives: dict[str, tuple[int, ...]],
         location: SourceLocation,
     ) -> Function:
         registers: dict[str, PtxType] = {}
         variables: dict[str, Variable] = {}
-        raw: list[tuple[Token, str, tuple[str, ...], list[Operand], Register | None]] = []
+        raw: list[tuple[Token, Instruction]] = []
         labels: dict[str, int] = {}
         depth = 1
         while depth:
@@ -411,8 +512,8 @@ class _Parser:
             elif text == ".reg":
                 self.pos += 1
                 self.register_declaration(registers)
-            elif text in (".shared", ".local", ".const", ".global"):
-                var = self.variable(extern=False)
+            elif text in (".shared", ".local", ".const", ".global", ".param"):
+                var = self.variable(extern=False)  # .param: a call's arguments and return value
                 variables[var.name] = var
             elif text == ".extern":
                 self.pos += 1
@@ -424,19 +525,15 @@ class _Parser:
                     self.error("label defined twice", tok)
                 labels[text] = len(raw)
             elif text == "@" or (tok.kind == "word" and not text.startswith((".", "%"))):
-                raw.append(self.instruction())
+                raw.append(self.instruction(len(raw)))
             else:
                 self.error("expected an instruction, a label or a declaration", tok)
-        instructions = []
-        for pc, (tok, opcode, modifiers, operands, guard) in enumerate(raw):
-            instructions.append(
-                Instruction(pc, opcode, modifiers, tuple(operands), guard, self.loc(tok))
-            )
+        instructions = [inst for _, inst in raw]
         func = Function(
             name, is_kernel, params, registers, variables, instructions, labels, location,
             directives,
         )  # fmt: skip
-        self.check_names(func, raw)
+        self.check_names(func, raw, {p.name for p in returns})
         return func
 
     def _is_label(self) -> bool:
@@ -449,11 +546,19 @@ class _Parser:
         rtype = self.type_name()
         while True:
             tok = self.next()
-            if tok.kind != "word" or not tok.text.startswith("%"):
+            # nvcc declares an unused ``.reg .b32 temp_param_reg;`` in call sequences: no '%'.
+            if tok.kind != "word" or tok.text.startswith("."):
                 self.error("expected a register name such as %r<4> or %f1", tok)
             if self.accept("<"):
+                count_tok = self.peek()
                 count = self.integer()
                 self.expect(">")
+                if len(registers) + count > MAX_REGISTERS:
+                    self.error(
+                        f"more than {MAX_REGISTERS:,} registers in one function; "
+                        "ndpsim keeps every declared register of every thread",
+                        count_tok,
+                    )
                 for i in range(count):
                     registers[f"{tok.text}{i}"] = rtype
             else:
@@ -463,7 +568,8 @@ class _Parser:
             self.expect(",", "',' or ';' after a register name")
 
     # ------------------------------------------------------------------------ instructions
-    def instruction(self) -> tuple[Token, str, tuple[str, ...], list[Operand], Register | None]:
+    def instruction(self, pc: int) -> tuple[Token, Instruction]:
+        """One statement, checked against what PTX allows its opcode, and its first token."""
         first = self.peek()
         assert first is not None
         guard = None
@@ -483,34 +589,109 @@ class _Parser:
                 self.loc(mtok),
                 mtok.text,
             )
+        self.check_types(mtok)
+        # The IR's split of destinations from sources says whether the first operand is written.
+        writes = opcode not in NO_DESTINATION_OPCODES and opcode not in _DESTINATION_VARIES
         operands: list[Operand] = []
+        starts: list[Token] = []  # each operand's first token, to point at it in errors
         if not self.accept(";"):
             while True:
-                operands.append(self.operand())
+                starts.append(self.current())
+                destination = f"the destination of {mtok.text}" if writes and not operands else ""
+                operands.append(self.operand(destination))
+                if isinstance(operands[-1], ArgumentList) and opcode != "call":
+                    self.error("expected an operand; only call takes a '(...)' list", starts[-1])
                 if self.accept(";"):
                     break
                 self.expect(",", "',' or ';' after an operand")
-        return first, opcode, tuple(modifiers), operands, guard
+        self.check_operand_count(mtok, starts, semicolon=self.tokens[self.pos - 1])
+        if opcode == "call":
+            self.call_target(operands, starts)
+        inst = Instruction(pc, opcode, tuple(modifiers), tuple(operands), guard, self.loc(first))
+        return first, inst
 
-    def operand(self) -> Operand:
-        tok = self.peek()
-        assert tok is not None
+    def check_types(self, mtok: Token) -> None:
+        """A modifier spelled like a type (``add.q32``) must be one; see _TYPE_LIKE."""
+        for m in re.finditer(r"\.([^.]*)", mtok.text):
+            name = m.group(1)
+            if name in PTX_TYPES or not _TYPE_LIKE.fullmatch(name) or _NOT_A_TYPE.fullmatch(name):
+                continue
+            valid = ", ".join(f".{t}" for t in PTX_TYPES)
+            bad = Token("word", m.group(), mtok.line, mtok.column + m.start())
+            self.error(f"unknown type {m.group()}: expected one of {valid}", bad)
+
+    def check_operand_count(self, mtok: Token, starts: list[Token], semicolon: Token) -> None:
+        """An executed opcode must have as many operands as OPERAND_COUNTS allows it."""
+        counts = _operand_counts(mtok.text)
+        if counts is None or len(starts) in counts:
+            return
+        *fewer, most = [str(c) for c in counts]
+        expected = f"{', '.join(fewer)} or {most}" if fewer else most
+        noun = "operand" if counts == (1,) else "operands"
+        where = starts[counts[-1]] if len(starts) > counts[-1] else semicolon
+        self.error(f"expected {expected} {noun} for {mtok.text}, found {len(starts)}", where)
+
+    def call_target(self, operands: list[Operand], starts: list[Token]) -> None:
+        """Queue the function a ``call`` names, after its return list if it has one."""
+        i = 1 if operands and isinstance(operands[0], ArgumentList) else 0
+        target = operands[i] if i < len(operands) else None
+        if isinstance(target, Symbol):
+            self.pending_calls.append((target.name, starts[i]))
+        elif not isinstance(target, Register):  # a register holds the address of an indirect call
+            where = starts[i] if target is not None else self.tokens[self.pos - 1]
+            self.error("expected the name of the called function", where)
+
+    def operand(self, destination: str = "") -> Operand:
+        """One operand; when ``destination`` names the instruction, it must be writable."""
+        tok = self.current()
         if self.accept("["):
+            if destination:
+                self.error(f"{destination} must be a register or '_', not an address", tok)
             return self.address(tok)
         if self.accept("{"):
             elements = []
             while not self.accept("}"):
-                elements.append(self.operand())
+                elements.append(self.operand(destination))
                 if not self.at("}"):
                     self.expect(",", "',' or '}' in a vector operand")
             return Vector(tuple(elements))
-        first = self.simple_operand()
+        if self.accept("("):
+            return self.argument_list()
+        first = self.writable(self.simple_operand(), tok, destination)
         if self.accept("|"):
-            second = self.simple_operand()
+            second_tok = self.current()
+            second = self.writable(self.simple_operand(), second_tok, destination)
             if not isinstance(first, Register | Sink) or not isinstance(second, Register | Sink):
                 self.error("expected two registers around '|'", tok)
             return RegisterPair(first, second)  # type: ignore[arg-type]
         return first
+
+    def writable(self, op: Operand, tok: Token, destination: str) -> Operand:
+        """``op`` itself, unless it is a destination that cannot be written."""
+        if not destination:
+            return op
+        match op:
+            case Immediate():
+                what = "an immediate"
+            case SpecialRegister():
+                what = "a read-only special register"
+            case Register(negated=True):
+                what = "a negated predicate"
+            case Symbol():
+                what = "a name"
+            case _:
+                return op
+        self.error(f"{destination} must be a register or '_', not {what}", tok)
+        return op
+
+    def argument_list(self) -> ArgumentList:
+        """``(a, b)`` after its '(': the return or argument list of a call."""
+        elements = []
+        while not self.accept(")"):
+            elements.append(self.simple_operand())
+            if not self.at(")"):
+                self.expect(",", "',' or ')' in a call's argument list")
+        return ArgumentList(tuple(elements))
 
     def simple_operand(self) -> Operand:
         tok = self.peek()
@@ -545,7 +726,7 @@ class _Parser:
         elif tok.kind == "decfloat":
             value = float(text)
         elif tok.kind in ("int", "hex"):
-            value = int(tok.text.rstrip("U"), 0)
+            value = self.integer_value(tok)
             value = -value if negative else value
         else:
             self.error("expected a number", tok)
@@ -569,13 +750,17 @@ class _Parser:
         return Address(base, offset)
 
     # ------------------------------------------------------------------------- validation
-    def check_names(self, func: Function, raw) -> None:
+    def check_names(
+        self, func: Function, raw: list[tuple[Token, Instruction]], returns: set[str]
+    ) -> None:
         """Every register must be declared; every symbol a label, variable or parameter."""
-        params = {p.name for p in func.params}
-        for tok, opcode, _mods, operands, guard in raw:
-            regs = [guard] if guard is not None else []
+        params = {p.name for p in func.params} | returns
+        for tok, inst in raw:
+            regs = [inst.guard] if inst.guard is not None else []
             symbols: list[Symbol] = []
-            stack = list(operands)
+            stack = list(inst.operands)
+            if inst.opcode == "call":  # call_target queued the callee; the lists name variables
+                stack = [op for op in stack if not isinstance(op, Symbol)]
             while stack:
                 op = stack.pop()
                 if isinstance(op, Register):
@@ -585,7 +770,7 @@ class _Parser:
                         regs.append(op.base)
                     elif isinstance(op.base, Symbol):
                         symbols.append(op.base)
-                elif isinstance(op, Vector):
+                elif isinstance(op, Vector | ArgumentList):
                     stack.extend(op.elements)
                 elif isinstance(op, RegisterPair):
                     stack.extend((op.first, op.second))
@@ -595,11 +780,26 @@ class _Parser:
                 if reg.name not in func.registers:
                     self.error(f"register {reg.name} is used but never declared", tok)
             for sym in symbols:
-                if opcode in ("bra", "brx", "call"):
-                    if opcode == "bra" and sym.name not in func.labels:
+                if inst.opcode in ("bra", "brx"):
+                    if inst.opcode == "bra" and sym.name not in func.labels:
                         self.error(f"branch to undefined label {sym.name!r}", tok)
                 elif sym.name not in func.variables and sym.name not in params:
                     self.pending_symbols.append((sym.name, tok))
+
+
+def _operand_counts(mnemonic: str) -> tuple[int, ...] | None:
+    """The operand counts PTX allows ``opcode.modifiers``; None for an opcode not checked."""
+    opcode, *modifiers = mnemonic.split(".")
+    counts = OPERAND_COUNTS.get(opcode)
+    if counts is None:
+        return None
+    for m in modifiers:
+        counts = OPERAND_COUNTS_WITH.get((opcode, m), counts)
+    if opcode == "cvt" and any(_PACKED_TYPE.fullmatch(m) for m in modifiers):
+        counts = _PACKED_CVT_COUNTS
+    if _CACHE_HINT in modifiers:
+        counts = tuple(c + 1 for c in counts)
+    return counts
 
 
 def parse_ptx(text: str, path: str = "<string>") -> Module:
@@ -609,14 +809,20 @@ def parse_ptx(text: str, path: str = "<string>") -> Module:
     for name, tok in parser.pending_symbols:
         if name not in module.variables and name not in module.functions:
             parser.error(f"undefined symbol {name!r}", tok)
+    for name, tok in parser.pending_calls:
+        callee = module.functions.get(name)
+        if callee is None and name not in parser.declared_functions:
+            parser.error(
+                f"call to undefined function {name!r}: expected a .func defined or declared "
+                "in this module",
+                tok,
+            )
+        if callee is not None and callee.is_kernel:
+            parser.error(f"call to kernel {name!r}: expected a .func, not an .entry", tok)
     return module
 
 
 def parse_ptx_file(path: str | Path) -> Module:
     """Parse a ``.ptx`` file; the module remembers its path for error messages."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise PTXSyntaxError(f"cannot read PTX file: {exc.strerror}", None, str(path)) from None
-    return parse_ptx(text, str(path))
+    return parse_ptx(read_text(path, PTXSyntaxError), str(path))

@@ -24,7 +24,11 @@ def geomean(values: Sequence[float]) -> float:
 
 
 def mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else float("nan")
+    """The arithmetic mean, kept within the values: a sum of equal values divided by their count
+    can round one ulp outside them (0.1 three times gives 0.10000000000000002)."""
+    if not values:
+        return float("nan")
+    return min(max(sum(values) / len(values), min(values)), max(values))
 
 
 def mean_of(metric: str, values: Sequence[float],

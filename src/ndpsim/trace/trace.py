@@ -381,7 +381,7 @@ def save_traces(path: str | Path, traces: Sequence[Trace]) -> None:
 
 
 #: What NumPy and zipfile raise on damaged archives.
-_READ_ERRORS = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
+NPZ_READ_ERRORS = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
 
 
 def load_traces(path: str | Path) -> list[Trace]:
@@ -392,7 +392,7 @@ def load_traces(path: str | Path) -> list[Trace]:
             return _read_launches(path, data)
     except TraceFormatError:
         raise
-    except _READ_ERRORS as exc:
+    except NPZ_READ_ERRORS as exc:
         raise TraceFormatError(f"{path}: not a readable trace file ({exc})") from None
 
 

@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from ndpsim.errors import TraceFormatError
+from ndpsim.textfile import read_text
+from ndpsim.trace.trace import NPZ_READ_ERRORS
 
 
 def read_ldst(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
@@ -19,10 +21,7 @@ def read_ldst(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     path = Path(path)
     if path.suffix == ".npz":
         return _read_npz(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise TraceFormatError(f"{path}: cannot read ({exc.strerror})") from None
+    text = read_text(path, TraceFormatError)
     ops: list[str] = []
     addresses: list[int] = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -64,7 +63,7 @@ def _read_npz(path: Path) -> tuple[np.ndarray, np.ndarray]:
             if "addr" not in data.files or "is_write" not in data.files:
                 raise TraceFormatError(f"{path}: expected arrays 'addr' and 'is_write'")
             addr, write = data["addr"], data["is_write"]
-    except (OSError, ValueError) as exc:
+    except NPZ_READ_ERRORS as exc:
         raise TraceFormatError(f"{path}: not a readable .npz trace ({exc})") from None
     if addr.shape != write.shape or addr.ndim != 1:
         raise TraceFormatError(f"{path}: 'addr' and 'is_write' must be 1-D of equal length")

@@ -99,6 +99,13 @@ class Timing(Strict):
         False, description="ACT occupies the row command bus for two cycles (HBM)"
     )
 
+    @model_validator(mode="after")
+    def _refresh_leaves_time(self) -> Timing:
+        # a rank refreshing for RFC cycles in every REFI would never serve a request
+        if self.REFI <= self.RFC:
+            raise ValueError(f"REFI ({self.REFI}) must be longer than RFC ({self.RFC})")
+        return self
+
     @property
     def clock_ghz(self) -> float:
         return 1000.0 / self.tCK_ps
@@ -198,7 +205,11 @@ def dram_preset_names() -> list[str]:
 def load_dram_preset(name: str, overrides: dict | None = None) -> DramPreset:
     """A DRAM preset by name, with optional nested overrides (validated like the file)."""
     path = preset_path("dram", name)
-    return validate(DramPreset, merge(load_toml(path), overrides or {}), str(path))
+    data = load_toml(path)
+    preset = validate(DramPreset, data, str(path))
+    if overrides:
+        preset = validate(DramPreset, merge(data, overrides), f"overrides of DRAM preset {name!r}")
+    return preset
 
 
 def cycles(ns: float, timing: Timing) -> int:

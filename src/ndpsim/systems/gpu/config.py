@@ -6,11 +6,23 @@ Every section is strict: an unknown key, a missing one or a value out of range i
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, model_validator
 
-from ndpsim.config import Strict, load_toml, merge, preset_names, preset_path, validate
+from ndpsim.config import (
+    ClockGHz,
+    Gbps,
+    LatencyNs,
+    OptionalGbps,
+    Strict,
+    load_toml,
+    merge,
+    preset_names,
+    preset_path,
+    validate,
+)
 from ndpsim.energy import load_energy_table
 from ndpsim.errors import ConfigError
 from ndpsim.hw.dram.spec import DramPreset, load_dram_preset
@@ -18,7 +30,7 @@ from ndpsim.hw.dram.spec import DramPreset, load_dram_preset
 
 class SmConfig(Strict):
     count: int = Field(ge=1)
-    clock_ghz: float = Field(gt=0)
+    clock_ghz: ClockGHz
     warps: int = Field(48, ge=1, description="warp slots per SM")
     ctas: int = Field(8, ge=1, description="CTAs per SM")
     registers: int = Field(32768, ge=1)
@@ -67,14 +79,14 @@ class CacheConfig(Strict):
 
 class L2Config(CacheConfig):
     slices: int = Field(ge=1)
-    clock_ghz: float = Field(gt=0)
+    clock_ghz: ClockGHz
 
     def _parts(self) -> int:
         return self.slices
 
 
 class CrossbarConfig(Strict):
-    clock_ghz: float = Field(gt=0)
+    clock_ghz: ClockGHz
     latency: int = Field(ge=0, description="cycles from an SM to an L2 slice (and back)")
     bytes_per_cycle: int = Field(ge=1, description="per port")
 
@@ -86,8 +98,8 @@ class MemoryConfig(Strict):
     mapping: Literal["interleaved", "random-page"] = "interleaved"
     xor_cube: bool = Field(True, description="XOR higher address bits into the cube index")
     page_bytes: int = Field(4096, ge=256)
-    internal_gbps: float = Field(
-        0, ge=0, description="bandwidth between a cube's vaults and its logic layer (TSVs), "
+    internal_gbps: OptionalGbps = Field(
+        0, description="bandwidth between a cube's vaults and its logic layer (TSVs), "
         "shared by every access to the cube; 0: not modelled (the DRAM's own limit)"
     )  # fmt: skip
 
@@ -96,11 +108,11 @@ class MemoryConfig(Strict):
 
 
 class LinkConfig(Strict):
-    host_to_cube_gbps: float = Field(gt=0)
-    cube_to_host_gbps: float = Field(gt=0)
-    cube_to_cube_gbps: float = Field(0, ge=0)
+    host_to_cube_gbps: Gbps
+    cube_to_host_gbps: Gbps
+    cube_to_cube_gbps: OptionalGbps = 0
     cube_topology: Literal["none", "fully-connected", "hypercube", "mesh"] = "none"
-    latency_ns: float = Field(ge=0, description="flight time of a packet (SerDes and wire)")
+    latency_ns: LatencyNs = Field(description="flight time of a packet (SerDes and wire)")
     header_bytes: int = Field(16, ge=0, description="bytes of header and tail per packet")
 
 
@@ -127,8 +139,8 @@ class NdpConfig(Strict):
     )
     learning_fraction: float = Field(0.001, gt=0, le=1, description="instances in the "
                                       "learning phase (sec. 4.3: 0.1%)")  # fmt: skip
-    pcie_latency_ns: float = Field(1000, ge=0, description="CPU-memory access during learning")
-    pcie_gbps: float = Field(16, gt=0, description="PCIe 3.0 x16")
+    pcie_latency_ns: LatencyNs = Field(1000, description="CPU-memory access during learning")
+    pcie_gbps: Gbps = Field(16, description="PCIe 3.0 x16")
     ideal: bool = Field(False, description="Figure 2's ideal NDP: offloading costs nothing and "
                         "every block finds its data in its own stack")  # fmt: skip
     decision: Literal["always", "ratio", "dynamic"] = Field(
@@ -143,7 +155,7 @@ class NdpConfig(Strict):
         "instruction touches most (sec. 4.1), or the stack holding most of all its accesses "
         "(Figure 5's optimum when every remote access costs the same)"
     )  # fmt: skip
-    nsu_clock_ghz: float | None = Field(None, gt=0, description="clock of the stack "
+    nsu_clock_ghz: ClockGHz | None = Field(None, description="clock of the stack "
                                         "processors; default: the GPU SMs' clock")  # fmt: skip
     command_entries: int = Field(10, ge=1, description="SNDP: NSU offload command buffer")
     read_data_entries: int = Field(256, ge=1, description="SNDP: NSU read data buffer")
@@ -174,7 +186,8 @@ def system_preset_names() -> list[str]:
 
 def _preset_data(name: str, seen: tuple[str, ...] = ()) -> tuple[dict, str, list[str]]:
     """A preset file's contents laid over the preset it names as ``base`` (if any), its file,
-    and the files of its bases (for error messages)."""
+    and the files of its bases (for error messages). A base given as a relative ``.toml`` path
+    is found next to the file naming it."""
     if name in seen:
         raise ConfigError(f"system presets form a loop: {' -> '.join((*seen, name))}")
     path = preset_path("systems", name)
@@ -182,7 +195,14 @@ def _preset_data(name: str, seen: tuple[str, ...] = ()) -> tuple[dict, str, list
     base = data.pop("base", None)
     if base is None:
         return data, str(path), []
-    parent, parent_path, grandparents = _preset_data(str(base), (*seen, name))
+    if not isinstance(base, str):
+        raise ConfigError(f"{path}: 'base': expected a preset name or .toml path, got {base!r}")
+    if base.endswith(".toml") and not Path(base).is_absolute():
+        base = str((path.parent / base).resolve())  # found next to the file naming it
+    try:
+        parent, parent_path, grandparents = _preset_data(base, (*seen, name))
+    except ConfigError as error:
+        raise ConfigError(f"{path}: 'base': {error}") from None
     return merge(parent, data), str(path), [parent_path, *grandparents]
 
 
