@@ -28,12 +28,13 @@ ClockGHz = Annotated[float, Field(ge=1e-3, le=1e3)]
 #: A latency of up to one second.
 LatencyNs = Annotated[float, Field(ge=0, le=1e9)]
 #: A bandwidth from 1 MB/s to 1 PB/s (a link serializes a KB in whole picoseconds).
-Gbps = Annotated[float, Field(ge=1e-3, le=1e6)]
+MIN_GBPS, MAX_GBPS = 1e-3, 1e6
+Gbps = Annotated[float, Field(ge=MIN_GBPS, le=MAX_GBPS)]
 
 
 def _absent_or_gbps(value: float) -> float:
-    if value != 0 and not 1e-3 <= value <= 1e6:
-        raise ValueError("must be 0 (absent) or between 0.001 and 1e6 GB/s")
+    if value != 0 and not MIN_GBPS <= value <= MAX_GBPS:
+        raise ValueError(f"must be 0 (absent) or between {MIN_GBPS:g} and {MAX_GBPS:g} GB/s")
     return value
 
 

@@ -36,7 +36,8 @@ def run(
 ) -> None:
     """Simulate a workload of the suite on a system preset and print a summary."""
     config = load_system_config(system, parse_overrides(overrides))
-    hardware = GpuSystem(config)  # checks across sections fail before the long parts too
+    # a system the model cannot build, or an unknown workload, fails before the long parts
+    hardware = GpuSystem(config)
     get_workload(workload)
     path = output_file(
         json_path or Path("results") / f"run-{config.name}-{workload}-{size}.json", "--json"

@@ -550,7 +550,7 @@ class _Parser:
             if tok.kind != "word" or tok.text.startswith("."):
                 self.error("expected a register name such as %r<4> or %f1", tok)
             if self.accept("<"):
-                count_tok = self.peek()
+                count_tok = self.current()
                 count = self.integer()
                 self.expect(">")
                 if len(registers) + count > MAX_REGISTERS:
