@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from ndpsim.cli.main import app
 from ndpsim.cli.run import offload_rows
 from ndpsim.trace.trace import load_traces
+from ndpsim.workloads import run_workload
 from ndpsim.workloads.base import KERNEL_DIR
 
 runner = CliRunner()
@@ -59,6 +60,7 @@ def test_workloads_run_checks_saves_traces_and_writes_json(tmp_path):
     assert all(r["check"] == "ok" for r in rows)
     traces = load_traces(tmp_path / "traces" / "bfs-tiny.npz")
     assert sum(t.num_warp_instructions for t in traces) == rows[1]["warp_instructions"]
+    assert rows[0]["touched_bytes"] == run_workload("vadd", "tiny").touched_bytes()
 
 
 def test_workloads_list_and_version():

@@ -40,6 +40,22 @@ def test_workload_declares_every_size_and_a_kernel_module(name):
     assert (KERNEL_DIR / f"{module}.ptx").exists()
 
 
+def test_touched_bytes_count_every_line_of_global_data_once():
+    run = run_workload("vadd", "tiny")
+    n = get_workload("vadd").sizes["tiny"]["n"]
+    # a, b and c: n floats each, every array starting on a page, so on a line boundary
+    assert run.touched_bytes() == 3 * -(-n * 4 // 128) * 128
+    assert run.touched_bytes() <= run.memory.size_bytes
+
+
+def test_shared_memory_is_not_touched_data():
+    # The reduction's partial sums go through shared memory, whose addresses start at 0: counted
+    # as global, they would add lines outside every allocation.
+    run = run_workload("rd", "tiny")
+    allocated_lines = sum(-(-a.size_bytes // 128) for a in run.memory.allocations)
+    assert run.touched_bytes() == allocated_lines * 128
+
+
 @pytest.mark.parametrize("cu", sorted(KERNEL_DIR.glob("*.cu")), ids=lambda p: p.stem)
 def test_committed_ptx_was_generated_from_the_current_source(cu):
     header = cu.with_suffix(".ptx").read_text().splitlines()[0]

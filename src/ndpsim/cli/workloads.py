@@ -62,7 +62,8 @@ def run(
     ),
     json_path: Path = typer.Option(None, "--json", help="Also write the table as JSON."),
 ) -> None:
-    """Interpret every workload, check it against its NumPy reference, and tabulate."""
+    """Interpret every workload, check it against its NumPy reference, and tabulate its work
+    and the global data its kernels touch (data MiB)."""
     if size not in SIZES:
         raise WorkloadError(f"unknown size {size!r}; expected one of {', '.join(SIZES)}")
     names = _selected(only)
@@ -86,6 +87,7 @@ def run(
                     "warp_instructions": result.num_warp_instructions,
                     "thread_instructions": result.num_thread_instructions,
                     "memory_accesses": result.num_memory_accesses,
+                    "touched_bytes": result.touched_bytes(),
                     "check": "ok" if result.check.passed else result.check.detail,
                     "seconds": round(result.seconds, 3),
                 }
@@ -98,7 +100,7 @@ def run(
     for column, justify in (
         ("workload", "left"), ("threads", "right"),
         ("warp-instr", "right"), ("thread-instr", "right"), ("mem-acc", "right"),
-        ("sec", "right"),
+        ("data MiB", "right"), ("sec", "right"),
     ):  # fmt: skip
         table.add_column(column, justify=justify, no_wrap=True)
     table.add_column("check", overflow="fold", min_width=5)
@@ -107,7 +109,8 @@ def run(
         table.add_row(
             row["workload"], _count(row["threads"]),
             _count(row["warp_instructions"]), _count(row["thread_instructions"]),
-            _count(row["memory_accesses"]), f"{row['seconds']:.2f}",
+            _count(row["memory_accesses"]), f"{row['touched_bytes'] / 2**20:.2f}",
+            f"{row['seconds']:.2f}",
             "[green]ok[/]" if ok else f"[red]{row['check']}[/]",
         )  # fmt: skip
     console.print(table)

@@ -16,7 +16,7 @@ class BreadthFirstSearch(Workload):
     papers = ("tom", "sndp")
     sizes = {
         "tiny": {"nodes": 2_000, "block": 256},
-        "small": {"nodes": 1 << 17, "block": 256},
+        "small": {"nodes": 1 << 18, "block": 256},
         "paper": {"nodes": 1 << 20, "block": 256},  # Rodinia's graph1MW_6
     }
 

@@ -18,7 +18,7 @@ class BiCGKernel(Workload):
     papers = ("sndp",)
     sizes = {
         "tiny": {"nx": 96, "ny": 130, "block": 64},
-        "small": {"nx": 1024, "ny": 1024, "block": 128},
+        "small": {"nx": 1536, "ny": 1536, "block": 128},
         "paper": {"nx": 4096, "ny": 4096, "block": 256},  # PolyBench/GPU's standard size
     }
     # float32 sums of nx (or ny) positive products accumulated in order, against a float64

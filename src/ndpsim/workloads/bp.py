@@ -34,7 +34,7 @@ class BackPropagation(Workload):
     papers = ("tom", "sndp", "alp", "aimm")
     sizes = {
         "tiny": {"n": 1_024},
-        "small": {"n": 16_384},
+        "small": {"n": 65_536},
         "paper": {"n": 262_144},
     }
     # The device sums each hidden unit's n products in float32 in tree order (the reference in

@@ -103,7 +103,7 @@ class EulerCFD(Workload):
     papers = ("tom",)
     sizes = {
         "tiny": {"cells": (4, 4, 4), "iterations": 1},  # 512 elements
-        "small": {"cells": (16, 8, 8), "iterations": 3},  # 8,192 elements
+        "small": {"cells": (32, 16, 8), "iterations": 3},  # 32,768 elements
         "paper": {"cells": (30, 30, 27), "iterations": 3},  # 194,400 ~ fvcorr.domn.193K
     }
     block = 128

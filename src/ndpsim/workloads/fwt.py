@@ -22,7 +22,7 @@ class FastWalshTransform(Workload):
     papers = ("tom", "sndp")
     sizes = {
         "tiny": {"log2_data": 11, "log2_kernel": 4, "block": 128},
-        "small": {"log2_data": 18, "log2_kernel": 7, "block": 256},
+        "small": {"log2_data": 20, "log2_kernel": 7, "block": 256},
         "paper": {"log2_data": 23, "log2_kernel": 7, "block": 256},  # the SDK's default
     }
     # The three transforms add and subtract in float32, log2(N) times per element, in another

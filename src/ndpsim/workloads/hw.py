@@ -103,7 +103,7 @@ class HeartWall(Workload):
     sizes = {
         "tiny": {"height": 64, "width": 64, "frames": 3, "points": 8, "radius": 3, "search": 3,
                  "block": 64},
-        "small": {"height": 320, "width": 320, "frames": 4, "points": 256, "radius": 4,
+        "small": {"height": 609, "width": 590, "frames": 12, "points": 256, "radius": 4,
                   "search": 5, "block": 128},
         # heartwall's video is 609 x 590 with 51 points (20 endocardium, 31 epicardium); its run
         # script tracks 20 frames

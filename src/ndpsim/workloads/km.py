@@ -36,7 +36,7 @@ class KMeans(Workload):
     papers = ("tom", "sndp", "mpu", "aimm")
     sizes = {
         "tiny": {"points": 1_024, "features": 34, "clusters": 5, "max_iterations": 5},
-        "small": {"points": 8_192, "features": 34, "clusters": 5, "max_iterations": 8},
+        "small": {"points": 32_768, "features": 34, "clusters": 5, "max_iterations": 8},
         # Rodinia's kdd_cup input: 494,020 points of 34 features, 5 clusters
         "paper": {"points": 494_020, "features": 34, "clusters": 5, "max_iterations": 8},
     }

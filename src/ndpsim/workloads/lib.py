@@ -47,7 +47,7 @@ class LiborMonteCarlo(Workload):
     papers = ("tom",)
     sizes = {
         "tiny": {"paths": 200, "N": 16, "Nmat": 8, "block": 64},
-        "small": {"paths": 2048, "N": 40, "Nmat": 20, "block": 64},
+        "small": {"paths": 6144, "N": 40, "Nmat": 20, "block": 64},
         # the benchmark's own problem: 80 forward rates, 40 time steps, 4096 paths
         "paper": {"paths": 4096, "N": 80, "Nmat": 40, "block": 64},
     }

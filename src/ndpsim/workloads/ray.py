@@ -148,8 +148,8 @@ class RayTrace(Workload):
     papers = ("tom",)
     sizes = {
         "tiny": {"width": 48, "height": 32, "spheres": 6, "block": (16, 16)},
-        "small": {"width": 256, "height": 256, "spheres": 16, "block": (16, 16)},
-        # a full-size frame and a busier scene (about 25 times small)
+        "small": {"width": 640, "height": 576, "spheres": 16, "block": (16, 16)},
+        # a full-size frame and a busier scene (about 4 times small)
         "paper": {"width": 1024, "height": 768, "spheres": 32, "block": (16, 16)},
     }
     # Colours are compared only on pixels whose branch decisions are not within MARGIN of their

@@ -39,7 +39,7 @@ class StreamCluster(Workload):
     papers = ("sndp",)
     sizes = {
         "tiny": {"points": 1_024, "dim": 16, "blobs": 8, "centres": 4, "candidates": 6},
-        "small": {"points": 8_192, "dim": 32, "blobs": 16, "centres": 6, "candidates": 20},
+        "small": {"points": 65_536, "dim": 32, "blobs": 16, "centres": 6, "candidates": 20},
         # Rodinia's run: 65,536 points of 256 dimensions
         "paper": {"points": 65_536, "dim": 256, "blobs": 20, "centres": 10, "candidates": 20},
     }

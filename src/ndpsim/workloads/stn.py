@@ -21,8 +21,9 @@ class Stencil7(Workload):
     papers = ("sndp",)
     sizes = {
         "tiny": {"nx": 37, "ny": 11, "nz": 6, "steps": 2, "block": (32, 4)},
-        # Parboil's "small" and "default" grids; Parboil runs 100 steps of the same launch.
-        "small": {"nx": 128, "ny": 128, "nz": 32, "steps": 4, "block": (32, 4)},
+        # Parboil's "small" grid (128 x 128 x 32) made twice as deep, and its "default" grid;
+        # Parboil runs 100 steps of the same launch.
+        "small": {"nx": 128, "ny": 128, "nz": 64, "steps": 4, "block": (32, 4)},
         "paper": {"nx": 512, "ny": 512, "nz": 64, "steps": 5, "block": (32, 4)},
     }
     # Each step is a 7-term float32 weighted sum (rounding ~1e-7 relative) of values in [0, 1);
