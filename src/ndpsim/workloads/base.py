@@ -22,15 +22,13 @@ import numpy as np
 
 from ndpsim.errors import WorkloadError
 from ndpsim.frontend.ir import Module
+from ndpsim.hw.gpu.work import LINE_BYTES
 from ndpsim.ptx import load_module
 from ndpsim.simt.interpreter import DEFAULT_CHUNK_THREADS, launch
 from ndpsim.simt.memory import DeviceMemory
-from ndpsim.trace.trace import MemorySpace, Trace, popcount
+from ndpsim.trace.trace import MemorySpace, Trace
 
 SIZES = ("tiny", "small", "paper")
-# The granule in which touched data is counted: the GPU systems' cache line (TOM Table 1, SNDP
-# Table 2), so a kernel's touched bytes are what it could bring into a GPU cache.
-TOUCHED_LINE_BYTES = 128
 KERNEL_DIR = Path(__file__).parent / "kernels"
 
 
@@ -194,17 +192,16 @@ class WorkloadRun:
         return sum(t.num_memory_accesses for t in self.traces)
 
     def touched_bytes(self) -> int:
-        """Global memory the kernels read or write, counted in whole 128-byte lines.
+        """Global memory the kernels read or write, counted in the GPU model's cache lines.
 
         This, not what the host allocates, is what competes for the GPU's caches: a size is
         chosen so that it exceeds them (docs/workloads.md).
         """
         lines = np.zeros(0, dtype=np.uint64)
         for trace in self.traces:
-            space = np.repeat(trace.mem_space, popcount(trace.mem_mask))
-            addresses = trace.all_addresses()[space == MemorySpace.GLOBAL]
-            lines = np.union1d(lines, addresses // TOUCHED_LINE_BYTES)
-        return len(lines) * TOUCHED_LINE_BYTES
+            is_global = trace.mem_space[trace.memory_lanes()] == MemorySpace.GLOBAL
+            lines = np.union1d(lines, trace.all_addresses()[is_global] // LINE_BYTES)
+        return len(lines) * LINE_BYTES
 
 
 _REGISTRY: dict[str, type[Workload]] = {}
