@@ -60,6 +60,14 @@ def test_the_first_instruction_target_is_its_most_accessed_hmc_earliest_on_ties(
     assert list(crossings["first"]) == expected_first
 
 
+def test_the_majority_target_breaks_ties_towards_the_hmc_reached_first():
+    hops = target.hop_matrix()
+    # HMCs 6 and 1 hold two accesses each; 6 is reached first
+    owners = np.array([[6, 1, 1, 6, 2]])
+    crossings = target.block_traffic(owners, hops)
+    assert crossings["majority"][0] == hops[[6, 1, 1, 6, 2], 6].sum()
+
+
 def test_the_paper_s_at_most_15_percent_holds_when_every_remote_access_costs_one_crossing():
     study = target.figure5(seed=0, samples=20_000, max_accesses=32)
     flat = study["studies"]["fully connected"]

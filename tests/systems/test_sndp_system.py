@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ndpsim.errors import ConfigError
 from ndpsim.systems.gpu import GpuSystem, load_system_config
@@ -134,8 +136,30 @@ def test_target_is_the_stack_the_first_instruction_touches_most():
     position = np.array([5, 5, 5, 9, 9, 20, 21])
     stack = np.array([1, 1, 4, 4, 4, 2, 6])
     assert target_stacks(owner, position, stack, 3, 8, "first").tolist() == [1, 2, -1]
-    # the optimal target holds most of all accesses; ties go to the lower stack
+    # the optimal target holds most of all accesses
     assert target_stacks(owner, position, stack, 3, 8, "optimal").tolist() == [4, 2, -1]
+
+
+def test_a_tied_target_is_the_stack_the_block_touches_first():
+    # instance 0: one line each in stacks 5, 0 and 3 (a VADD-like block over three HMCs);
+    # instance 1: a divergent first instruction with two lines each in stacks 6 and 1
+    owner = np.array([0, 0, 0, 1, 1, 1, 1, 1])
+    position = np.array([3, 4, 5, 7, 7, 7, 7, 8])
+    stack = np.array([5, 0, 3, 6, 1, 1, 6, 1])
+    assert target_stacks(owner, position, stack, 2, 8, "first").tolist() == [5, 6]
+    assert target_stacks(owner, position, stack, 2, 8, "optimal").tolist() == [5, 1]
+
+
+@given(st.lists(st.integers(0, 7), min_size=3, max_size=3), st.integers(0, 7))
+def test_ties_do_not_favour_low_numbered_stacks(stacks, shift):
+    # renumbering the stacks renumbers the target: no stack is preferred by its number
+    owner = np.zeros(3, dtype=np.int64)
+    position = np.arange(3)
+    stack = np.array(stacks)
+    for policy in ("first", "optimal"):
+        target = target_stacks(owner, position, stack, 1, 8, policy)[0]
+        moved = target_stacks(owner, position, (stack + shift) % 8, 1, 8, policy)[0]
+        assert moved == (target + shift) % 8
 
 
 # -------------------------------------------------------------------------- Algorithm 1

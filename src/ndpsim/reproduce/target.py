@@ -24,8 +24,8 @@ The model here, a seeded Monte Carlo:
   all 8) and ``majority`` (the NSU holding most of the block's accesses: optimal when every
   remote access costs the same, as in a fully connected network).
 - Ratios are of mean traffic over the blocks (a block's own ratio is undefined when all its
-  accesses share one HMC). Ties go to the lowest-numbered HMC, for the first instruction to the
-  HMC its earliest line reaches.
+  accesses share one HMC). Ties go to the tied HMC the block (for ``first``, its first
+  instruction) reaches first.
 """
 
 from __future__ import annotations
@@ -93,20 +93,22 @@ def block_traffic(owners: np.ndarray, hops: np.ndarray,
         flat = (rows[:, None] * cubes + columns).ravel()
         return np.bincount(flat, minlength=blocks * cubes).reshape(blocks, cubes)
 
-    every = counts(owners)
+    def most_then_earliest(columns: np.ndarray) -> np.ndarray:
+        """Each block's HMC with most of ``columns``' accesses; among ties the one reached
+        first (as the engine's ``target_stacks``)."""
+        width = columns.shape[1]
+        earliest = np.full((blocks, cubes), width, dtype=np.int64)
+        for position in range(width - 1, -1, -1):
+            earliest[rows, columns[:, position]] = position
+        return np.argmax(counts(columns) * (width + 1) - earliest, axis=1)
+
     # traffic[b, t]: crossings of block b's accesses if its target is HMC t
-    traffic = every @ hops
-    first_lines = owners[:, : min(lines_per_instruction, accesses)]
-    first_counts = counts(first_lines)
-    # the first instruction's most accessed HMC; among ties the one its earliest line reaches
-    earliest = np.full((blocks, cubes), first_lines.shape[1], dtype=np.int64)
-    for position in range(first_lines.shape[1] - 1, -1, -1):
-        earliest[rows, first_lines[:, position]] = position
-    first_target = np.argmax(first_counts * (first_lines.shape[1] + 1) - earliest, axis=1)
+    traffic = counts(owners) @ hops
+    first_target = most_then_earliest(owners[:, : min(lines_per_instruction, accesses)])
     return {
         "first": traffic[rows, first_target],
         "optimal": traffic.min(axis=1),
-        "majority": traffic[rows, np.argmax(every, axis=1)],
+        "majority": traffic[rows, most_then_earliest(owners)],
     }
 
 

@@ -136,7 +136,11 @@ def target_stacks(tx_owner: np.ndarray, tx_position: np.ndarray, tx_stack: np.nd
                   instances: int, stacks: int, policy: str) -> np.ndarray:  # fmt: skip
     """SNDP's target NSU of each instance (sec. 4.1): the stack its first memory instruction
     touches most (``"first"``), or the stack holding most of all its accesses (``"optimal"``,
-    Figure 5's comparison); ties go to the lower stack; -1 for an instance without accesses."""
+    Figure 5's comparison); -1 for an instance without accesses. The transactions come in
+    stream order (:func:`instance_lines`), and a tie goes to the tied stack the block touches
+    first: breaking ties towards the lower-numbered stack would send an unfair share of the
+    blocks to the first HMCs (of the blocks whose three accesses fall in three different random
+    HMCs of eight, HMC 0 would get 3/8 instead of 1/8)."""
     out = np.full(instances, -1, dtype=np.int64)
     if not len(tx_owner):
         return out
@@ -146,10 +150,16 @@ def target_stacks(tx_owner: np.ndarray, tx_position: np.ndarray, tx_stack: np.nd
         first_position = np.full(instances, -1, dtype=np.int64)
         first_position[owners] = tx_position[first]
         keep = tx_position == first_position[tx_owner]
-    counts = np.bincount(tx_owner[keep] * stacks + tx_stack[keep],
-                         minlength=instances * stacks).reshape(instances, stacks)  # fmt: skip
-    touched = counts.sum(axis=1) > 0
-    out[touched] = counts[touched].argmax(axis=1)
+    cell = tx_owner[keep] * stacks + tx_stack[keep]
+    n = len(cell)
+    counts = np.bincount(cell, minlength=instances * stacks)
+    cells, first_seen = np.unique(cell, return_index=True)
+    earliest = np.full(instances * stacks, n, dtype=np.int64)
+    earliest[cells] = first_seen
+    # most accesses first, then the earliest first access
+    score = (counts * (n + 1) + (n - earliest)).reshape(instances, stacks)
+    touched = counts.reshape(instances, stacks).sum(axis=1) > 0
+    out[touched] = score[touched].argmax(axis=1)
     return out
 
 
