@@ -24,8 +24,8 @@ The model here, a seeded Monte Carlo:
   all 8) and ``majority`` (the NSU holding most of the block's accesses: optimal when every
   remote access costs the same, as in a fully connected network).
 - Ratios are of mean traffic over the blocks (a block's own ratio is undefined when all its
-  accesses share one HMC). Ties go to the tied HMC the block (for ``first``, its first
-  instruction) reaches first.
+  accesses share one HMC). ``first`` and ``majority`` are the engine's ``target_stacks``
+  (policies ``"first"`` and ``"optimal"``), so ties go to the tied HMC reached first.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ import numpy as np
 
 from ndpsim.errors import ConfigError
 from ndpsim.hw.network import CubeTopology, build_network
+from ndpsim.systems.offload import target_stacks
 
 #: SNDP sec. 4.1: 8 HMCs; the first-instruction target costs "at most 15%" more traffic.
 CUBES = 8
@@ -89,26 +90,21 @@ def block_traffic(owners: np.ndarray, hops: np.ndarray,
     cubes = hops.shape[0]
     rows = np.arange(blocks)
 
-    def counts(columns: np.ndarray) -> np.ndarray:
-        flat = (rows[:, None] * cubes + columns).ravel()
-        return np.bincount(flat, minlength=blocks * cubes).reshape(blocks, cubes)
+    # the engine's own choice (ties included): the first instruction's lines share a position
+    first_lines = min(lines_per_instruction, accesses)
+    position = np.tile(np.maximum(np.arange(accesses) - first_lines + 1, 0), blocks)
+    owner = np.repeat(rows, accesses)
 
-    def most_then_earliest(columns: np.ndarray) -> np.ndarray:
-        """Each block's HMC with most of ``columns``' accesses; among ties the one reached
-        first (as the engine's ``target_stacks``)."""
-        width = columns.shape[1]
-        earliest = np.full((blocks, cubes), width, dtype=np.int64)
-        for position in range(width - 1, -1, -1):
-            earliest[rows, columns[:, position]] = position
-        return np.argmax(counts(columns) * (width + 1) - earliest, axis=1)
+    def target(policy: str) -> np.ndarray:
+        return target_stacks(owner, position, owners.ravel(), blocks, cubes, policy)
 
     # traffic[b, t]: crossings of block b's accesses if its target is HMC t
-    traffic = counts(owners) @ hops
-    first_target = most_then_earliest(owners[:, : min(lines_per_instruction, accesses)])
+    per_hmc = np.bincount((rows[:, None] * cubes + owners).ravel(), minlength=blocks * cubes)
+    traffic = per_hmc.reshape(blocks, cubes) @ hops
     return {
-        "first": traffic[rows, first_target],
+        "first": traffic[rows, target("first")],
         "optimal": traffic.min(axis=1),
-        "majority": traffic[rows, most_then_earliest(owners)],
+        "majority": traffic[rows, target("optimal")],
     }
 
 
