@@ -77,6 +77,32 @@ def test_reproduce_tom_runs_only_the_variants_asked_for(tmp_path):
     assert (out / "fig8_speedup.csv").exists()
 
 
+def test_reproduce_tom_set_changes_a_key_in_the_systems_that_have_it(tmp_path):
+    def learning_share(*assignments):
+        doc_path = tmp_path / "tom.json"
+        result = runner.invoke(app, [
+            "reproduce", "tom", "--size", "tiny", "--workloads", "vadd", "--jobs", "1",
+            "--variants", "ctrl-tmap", "--out", str(tmp_path / "tom"), "--json", str(doc_path),
+            *assignments,
+        ], env={"COLUMNS": "200"})  # fmt: skip
+        assert result.exit_code == 0, result.output
+        doc = json.loads(doc_path.read_text())
+        return doc["mapping"]["vadd"]["learning_share"], doc["meta"]["switches"]
+
+    default, switches = learning_share()
+    slower, changed = learning_share("--set", "ndp.pcie_latency_ns=20000")
+    assert "set" not in switches
+    assert changed["set"] == {"ndp.pcie_latency_ns": {"value": 20000, "systems": ["ctrl-tmap"]}}
+    assert slower > default  # the learning phase's accesses wait longer for CPU memory
+
+
+def test_reproduce_tom_set_refuses_a_key_a_switch_sets():
+    result = runner.invoke(app, ["reproduce", "tom", "--set", "ndp.stack_warps=96"],
+                           env={"COLUMNS": "200"})  # fmt: skip
+    assert result.exit_code == 2
+    assert "ndp.stack_warps" in result.output and "themselves" in result.output
+
+
 def test_reproduce_tom_rejects_an_unknown_variant():
     result = runner.invoke(app, ["reproduce", "tom", "--variants", "ctrl-xmap"])
     assert result.exit_code == 2

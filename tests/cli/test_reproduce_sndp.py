@@ -97,6 +97,9 @@ def test_reproduce_sndp_compares_the_averages_of_several_seeds(tmp_path):
     (["--workloads", "nope"], "nope"),
     (["--size", "huge"], "--size"),
     (["--seeds", "0"], "--seeds"),
+    (["--set", "ndp.target=optimal"], "--help"),  # a switch of the command (--target)
+    (["--set", "l2.ways=0"], "l2.ways"),
+    (["--figure5", "--set", "l2.mshrs=64"], "--figure5"),
 ])  # fmt: skip
 def test_reproduce_sndp_rejects_a_bad_switch(args, word):
     result = runner.invoke(app, ["reproduce", "sndp", *args], env={"COLUMNS": "200"})

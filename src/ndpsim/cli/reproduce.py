@@ -11,12 +11,14 @@ import typer
 from ndpsim.cli.main import app, console, reports_errors
 from ndpsim.cli.paths import output_directory, output_file
 from ndpsim.compilation import COMPILING_NOTICE
+from ndpsim.config import parse_overrides
 from ndpsim.errors import ConfigError
 from ndpsim.reproduce import report
 from ndpsim.reproduce import seeds as seed_study
 from ndpsim.reproduce import sndp as sndp_experiment
 from ndpsim.reproduce import target as target_study
 from ndpsim.reproduce import tom as tom_experiment
+from ndpsim.reproduce.overrides import apply_overrides
 from ndpsim.reproduce.runner import run_experiment
 from ndpsim.workloads import SIZES, get_workload
 
@@ -36,6 +38,10 @@ SEEDS = typer.Option(
 JOBS = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: cores).")
 OUT = typer.Option(None, "--out", help="Directory for CSV and PNG files.")
 JSON_PATH = typer.Option(None, "--json", help="Write the results document here.")
+SET = typer.Option(
+    [], "--set", help="Change a config key in every system that has its section, e.g. "
+    "--set ndp.pcie_latency_ns=500 (repeatable)."
+)  # fmt: skip
 
 
 def _variant_set(text: str | None) -> set[str] | None:
@@ -77,6 +83,7 @@ def tom(
         "--cross-bw",
         help="Cross-stack link bandwidth, x the GPU link (the paper: 0.125 to 1).",
     ),
+    assignments: list[str] = SET,
     jobs: int = JOBS,
     out: Path = OUT,
     json_path: Path = JSON_PATH,
@@ -90,9 +97,13 @@ def tom(
             raise ConfigError(f"{option} must be positive, got {value}")
     _check_seeds(seeds)
     names = _workload_list(workloads, tom_experiment.WORKLOADS)
-    variants = tom_experiment.variants(warp_scale, internal, cross, _variant_set(variant_names))
+    variants, changed = apply_overrides(
+        tom_experiment.variants(warp_scale, internal, cross, _variant_set(variant_names)),
+        parse_overrides(assignments),
+    )
     start = time.perf_counter()
-    switches = {"stack_warps": warp_scale, "internal_bw": internal, "cross_bw": cross}
+    switches = {"stack_warps": warp_scale, "internal_bw": internal, "cross_bw": cross,
+                **_set_switch(changed)}  # fmt: skip
     out = output_directory(out or Path("results") / f"tom-{size}", "--out")
     path = output_file(json_path or out / ("tom-seeds.json" if seeds > 1 else "tom.json"), "--json")
     if seeds > 1:
@@ -119,6 +130,12 @@ def tom(
                              report.figure_rows(doc, part, shown, None))  # fmt: skip
     _print_mapping(doc)
     _say_where(path, out, start)
+
+
+def _set_switch(changed: dict[str, dict]) -> dict[str, dict]:
+    """The results document's record of ``--set``: {"set": {key: {value, systems}}}, or
+    nothing when no key was changed (so that documents of plain runs stay as they were)."""
+    return {"set": changed} if changed else {}
 
 
 def _check_seeds(seeds: int) -> None:
@@ -210,6 +227,7 @@ def sndp(
     figure5_only: bool = typer.Option(
         False, "--figure5", help="Only the Figure 5 target-NSU study (no simulation)."
     ),
+    assignments: list[str] = SET,
     jobs: int = JOBS,
     out: Path = OUT,
     json_path: Path = JSON_PATH,
@@ -222,7 +240,12 @@ def sndp(
     if target not in sndp_experiment.TARGETS:
         raise ConfigError(f"--target must be 'first' or 'optimal', got {target!r}")
     _check_seeds(seeds)
-    variants = sndp_experiment.variants(nsu_mhz, target, _variant_set(variant_names))
+    if figure5_only and assignments:
+        raise ConfigError("--set changes simulated systems; --figure5 simulates none")
+    variants, changed = apply_overrides(
+        sndp_experiment.variants(nsu_mhz, target, _variant_set(variant_names)),
+        parse_overrides(assignments),
+    )
     names = _workload_list(workloads, sndp_experiment.WORKLOADS)
     start = time.perf_counter()
     nsu = "" if nsu_mhz == 350 else f"-nsu{nsu_mhz}"
@@ -240,7 +263,7 @@ def sndp(
         path.write_text(json.dumps({"figure5": figure5, "meta": meta}, indent=2))
         console.print(f"results: {path} (table and plot in {out}/)")
         return
-    switches = {"nsu_mhz": nsu_mhz, "target": target}
+    switches = {"nsu_mhz": nsu_mhz, "target": target, **_set_switch(changed)}
     if seeds > 1:
         docs = {s: sndp_experiment.document(_run(f"SNDP at {size}, seed {s}", names, size, s,
                                                  variants, jobs), size, s, switches)

@@ -1,0 +1,92 @@
+"""A reproduction's systems with configuration keys the user changed (``--set key=value``).
+
+A sensitivity study beyond the switches a ``reproduce`` command offers (a PCIe latency, a DRAM
+timing, the L2 size) changes the same key in every system the experiment compares. A key
+reaches the systems whose configuration has its section: ``ndp.*`` changes the NDP systems
+and leaves the baseline GPU, which has no stack processors, as it is. A key a system sets
+itself is refused rather than overridden: it is what tells that system from the others (the
+offload policy of a variant) or a switch of the command, and overriding it would silently turn
+two systems into the same one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from typing import Any
+
+from ndpsim.config import merge
+from ndpsim.errors import ConfigError
+from ndpsim.reproduce.runner import Variant
+from ndpsim.systems.gpu.config import GpuSystemConfig, load_system_config
+
+#: Keys a reproduction sets through its own options.
+_OWN_OPTIONS = {"seed": "--seed"}
+
+
+def _dotted(tree: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(dotted key, value) of every leaf of a nested override tree."""
+    for key, value in tree.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            yield from _dotted(value, f"{path}.")
+        else:
+            yield path, value
+
+
+def _nested(key: str, value: Any) -> dict[str, Any]:
+    *parents, leaf = key.split(".")
+    tree: dict[str, Any] = {leaf: value}
+    for part in reversed(parents):
+        tree = {part: tree}
+    return tree
+
+
+def _has_section(variant: Variant, section: str) -> bool:
+    """Whether ``variant``'s configuration has the optional section ``section`` (a section
+    every system has, or an unknown key, counts as present: validation names the latter)."""
+    if section not in GpuSystemConfig.model_fields:
+        return True
+    config = load_system_config(variant.preset, variant.overrides)
+    return getattr(config, section) is not None
+
+
+def apply_overrides(variants: Sequence[Variant], overrides: dict[str, Any],
+                    ) -> tuple[list[Variant], dict[str, dict[str, Any]]]:  # fmt: skip
+    """``variants`` with ``overrides`` (a nested tree, as :func:`ndpsim.config.parse_overrides`
+    makes it) laid over each one's own, each key only on the systems that have its section,
+    and for the results document {dotted key: {"value", "systems" it changed}}. Every
+    resulting system is validated, so a bad key or value fails before anything runs."""
+    reached: dict[str, dict[str, Any]] = {}
+    own = {v.name: dict(_dotted(v.overrides)) for v in variants}
+    extra: dict[str, dict[str, Any]] = {v.name: {} for v in variants}
+    for key, value in _dotted(overrides):
+        if key in _OWN_OPTIONS:
+            raise ConfigError(f"--set {key}: use {_OWN_OPTIONS[key]} instead")
+        setters = {name: v for name, keys in own.items() for k, v in keys.items()
+                   if k == key or k.startswith(f"{key}.") or key.startswith(f"{k}.")}  # fmt: skip
+        if setters:
+            said = ", ".join(f"{name} ({value!r})" for name, value in setters.items())
+            raise ConfigError(
+                f"--set {key}: the experiment's systems set this key themselves: {said}; it "
+                "is what tells them apart or one of the command's own options (see --help)"
+            )
+        section = key.split(".", 1)[0]
+        receivers = [v for v in variants if _has_section(v, section)]
+        if not receivers:
+            raise ConfigError(f"--set {key}: none of the systems run "
+                              f"({', '.join(v.name for v in variants)}) has a [{section}] "
+                              "section")  # fmt: skip
+        for v in receivers:
+            extra[v.name] = merge(extra[v.name], _nested(key, value))
+        reached[key] = {"value": value, "systems": [v.name for v in receivers]}
+    out = [replace(v, overrides=merge(v.overrides, extra[v.name])) for v in variants]
+    for v in out:
+        try:
+            load_system_config(v.preset, v.overrides)
+        except ConfigError as error:
+            raise ConfigError(f"--set on the {v.name} system: {error}") from None
+    return out, reached
+
+
+__all__ = ["apply_overrides"]
