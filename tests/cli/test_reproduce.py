@@ -56,20 +56,25 @@ def test_reproduce_tom_rejects_an_unknown_workload():
     assert result.exit_code == 2
 
 
-def test_reproduce_tom_runs_only_the_variants_asked_for(tmp_path):
+def _vadd_on_ctrl_tmap(tmp_path, *args):
+    """``reproduce tom`` at ``tiny`` on VADD with the baseline and ctrl-tmap: (result, doc)."""
     doc_path = tmp_path / "tom.json"
+    result = runner.invoke(app, [
+        "reproduce", "tom", "--size", "tiny", "--workloads", "vadd", "--jobs", "1",
+        "--variants", "ctrl-tmap", "--out", str(tmp_path / "tom"), "--json", str(doc_path), *args,
+    ], env={"COLUMNS": "200"})  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return result, json.loads(doc_path.read_text())
+
+
+def test_reproduce_tom_runs_only_the_variants_asked_for(tmp_path):
     out = tmp_path / "tom"
     out.mkdir()
     # what an earlier run with the ideal system left: its figure goes, the user's file stays
     stale = [out / "fig2_ideal_speedup.csv", out / "fig2_ideal_speedup.png"]
     for path in [*stale, out / "notes.txt"]:
         path.write_text("earlier")
-    result = runner.invoke(app, [
-        "reproduce", "tom", "--size", "tiny", "--workloads", "vadd", "--jobs", "1",
-        "--variants", "ctrl-tmap", "--out", str(tmp_path / "tom"), "--json", str(doc_path),
-    ], env={"COLUMNS": "200"})  # fmt: skip
-    assert result.exit_code == 0, result.output
-    doc = json.loads(doc_path.read_text())
+    result, doc = _vadd_on_ctrl_tmap(tmp_path)
     assert doc["meta"]["workloads"] == ["vadd"]
     assert set(doc) & set(VARIANT_NAMES) == {"baseline", "ctrl-tmap"}
     assert "Figure 2" not in result.output  # the ideal system did not run
@@ -78,22 +83,13 @@ def test_reproduce_tom_runs_only_the_variants_asked_for(tmp_path):
 
 
 def test_reproduce_tom_set_changes_a_key_in_the_systems_that_have_it(tmp_path):
-    def learning_share(*assignments):
-        doc_path = tmp_path / "tom.json"
-        result = runner.invoke(app, [
-            "reproduce", "tom", "--size", "tiny", "--workloads", "vadd", "--jobs", "1",
-            "--variants", "ctrl-tmap", "--out", str(tmp_path / "tom"), "--json", str(doc_path),
-            *assignments,
-        ], env={"COLUMNS": "200"})  # fmt: skip
-        assert result.exit_code == 0, result.output
-        doc = json.loads(doc_path.read_text())
-        return doc["mapping"]["vadd"]["learning_share"], doc["meta"]["switches"]
-
-    default, switches = learning_share()
-    slower, changed = learning_share("--set", "ndp.pcie_latency_ns=20000")
-    assert "set" not in switches
-    assert changed["set"] == {"ndp.pcie_latency_ns": {"value": 20000, "systems": ["ctrl-tmap"]}}
-    assert slower > default  # the learning phase's accesses wait longer for CPU memory
+    _, plain = _vadd_on_ctrl_tmap(tmp_path)
+    _, slower = _vadd_on_ctrl_tmap(tmp_path, "--set", "ndp.pcie_latency_ns=20000")
+    assert "set" not in plain["meta"]["switches"]
+    changed = {"ndp.pcie_latency_ns": {"value": 20000, "systems": ["ctrl-tmap"]}}
+    assert slower["meta"]["switches"]["set"] == changed
+    before, after = (doc["mapping"]["vadd"]["learning_share"] for doc in (plain, slower))
+    assert after > before  # the learning phase's accesses wait longer for CPU memory
 
 
 def test_reproduce_tom_set_refuses_a_key_a_switch_sets():
