@@ -34,58 +34,49 @@ def _dotted(tree: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]
             yield path, value
 
 
-def _nested(key: str, value: Any) -> dict[str, Any]:
-    *parents, leaf = key.split(".")
-    tree: dict[str, Any] = {leaf: value}
-    for part in reversed(parents):
-        tree = {part: tree}
-    return tree
-
-
-def _has_section(variant: Variant, section: str) -> bool:
-    """Whether ``variant``'s configuration has the optional section ``section`` (a section
-    every system has, or an unknown key, counts as present: validation names the latter)."""
-    if section not in GpuSystemConfig.model_fields:
-        return True
-    config = load_system_config(variant.preset, variant.overrides)
-    return getattr(config, section) is not None
+def _has_section(config: GpuSystemConfig, section: str) -> bool:
+    """Whether ``config`` has the optional section ``section`` (a section every system has, or
+    an unknown key, counts as present: validation names the latter)."""
+    return section not in GpuSystemConfig.model_fields or getattr(config, section) is not None
 
 
 def apply_overrides(variants: Sequence[Variant], overrides: dict[str, Any],
                     ) -> tuple[list[Variant], dict[str, dict[str, Any]]]:  # fmt: skip
     """``variants`` with ``overrides`` (a nested tree, as :func:`ndpsim.config.parse_overrides`
-    makes it) laid over each one's own, each key only on the systems that have its section,
-    and for the results document {dotted key: {"value", "systems" it changed}}. Every
-    resulting system is validated, so a bad key or value fails before anything runs."""
-    reached: dict[str, dict[str, Any]] = {}
+    makes it) laid over each one's own, each section only on the systems that have it, and for
+    the results document {dotted key: {"value", "systems" it changed}}. Every changed system
+    is validated, so a bad key or value fails before anything runs."""
+    configs = {v.name: load_system_config(v.preset, v.overrides) for v in variants}
     own = {v.name: dict(_dotted(v.overrides)) for v in variants}
-    extra: dict[str, dict[str, Any]] = {v.name: {} for v in variants}
+    reached: dict[str, dict[str, Any]] = {}
     for key, value in _dotted(overrides):
         if key in _OWN_OPTIONS:
             raise ConfigError(f"--set {key}: use {_OWN_OPTIONS[key]} instead")
-        setters = {name: v for name, keys in own.items() for k, v in keys.items()
+        setters = {name: theirs for name, keys in own.items() for k, theirs in keys.items()
                    if k == key or k.startswith(f"{key}.") or key.startswith(f"{k}.")}  # fmt: skip
         if setters:
-            said = ", ".join(f"{name} ({value!r})" for name, value in setters.items())
+            said = ", ".join(f"{name} ({theirs!r})" for name, theirs in setters.items())
             raise ConfigError(
                 f"--set {key}: the experiment's systems set this key themselves: {said}; it "
                 "is what tells them apart or one of the command's own options (see --help)"
             )
         section = key.split(".", 1)[0]
-        receivers = [v for v in variants if _has_section(v, section)]
+        receivers = [name for name, config in configs.items() if _has_section(config, section)]
         if not receivers:
-            raise ConfigError(f"--set {key}: none of the systems run "
-                              f"({', '.join(v.name for v in variants)}) has a [{section}] "
-                              "section")  # fmt: skip
-        for v in receivers:
-            extra[v.name] = merge(extra[v.name], _nested(key, value))
-        reached[key] = {"value": value, "systems": [v.name for v in receivers]}
-    out = [replace(v, overrides=merge(v.overrides, extra[v.name])) for v in variants]
-    for v in out:
-        try:
-            load_system_config(v.preset, v.overrides)
-        except ConfigError as error:
-            raise ConfigError(f"--set on the {v.name} system: {error}") from None
+            raise ConfigError(f"--set {key}: none of the systems run ({', '.join(configs)}) "
+                              f"has a [{section}] section")  # fmt: skip
+        reached[key] = {"value": value, "systems": receivers}
+    out = []
+    for v in variants:
+        mine = {section: tree for section, tree in overrides.items()
+                if _has_section(configs[v.name], section)}  # fmt: skip
+        if mine:
+            v = replace(v, overrides=merge(v.overrides, mine))
+            try:
+                load_system_config(v.preset, v.overrides)
+            except ConfigError as error:
+                raise ConfigError(f"--set on the {v.name} system: {error}") from None
+        out.append(v)
     return out, reached
 
 
