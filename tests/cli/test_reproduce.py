@@ -67,6 +67,28 @@ def _vadd_on_ctrl_tmap(tmp_path, *args):
     return result, json.loads(doc_path.read_text())
 
 
+def test_reproduce_tom_takes_stored_runs_and_fresh_simulates_them_again(tmp_path):
+    _, first = _vadd_on_ctrl_tmap(tmp_path)
+    assert first["meta"]["reused"] == {}
+    result, again = _vadd_on_ctrl_tmap(tmp_path)
+    assert "2 of 2 runs taken from" in result.output
+    assert again["meta"]["reused"] == {"vadd": ["baseline", "ctrl-tmap"]}
+    assert again["meta"]["wall_seconds"] == first["meta"]["wall_seconds"]  # as simulated
+    for key in ("baseline", "ctrl-tmap", "average", "mapping"):
+        assert again[key] == first[key]
+    _, fresh = _vadd_on_ctrl_tmap(tmp_path, "--fresh")
+    assert fresh["meta"]["reused"] == {}
+    assert fresh["ctrl-tmap"] == first["ctrl-tmap"]  # the same seed gives the same run
+
+
+def test_reproduce_tom_shares_stored_runs_between_output_directories(tmp_path):
+    shared = tmp_path / "shared-runs"
+    _vadd_on_ctrl_tmap(tmp_path / "a", "--runs", str(shared))
+    _, doc = _vadd_on_ctrl_tmap(tmp_path / "b", "--runs", str(shared))
+    assert doc["meta"]["reused"] == {"vadd": ["baseline", "ctrl-tmap"]}
+    assert not (tmp_path / "b" / "tom" / "runs").exists()
+
+
 def test_reproduce_tom_runs_only_the_variants_asked_for(tmp_path):
     out = tmp_path / "tom"
     out.mkdir()

@@ -41,7 +41,7 @@ def test_one_worker_compiles_the_timing_model_before_the_workloads_are_shared_ou
     calls = []
     monkeypatch.setattr(runner, "compile_timing_model", lambda preset: calls.append(preset))
 
-    def simulate(workload, size, seed, variants):
+    def simulate(workload, size, seed, variants, store):
         calls.append(workload)
         return {v.name: {"workload": workload} for v in variants}
 

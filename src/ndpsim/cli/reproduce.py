@@ -20,6 +20,7 @@ from ndpsim.reproduce import target as target_study
 from ndpsim.reproduce import tom as tom_experiment
 from ndpsim.reproduce.overrides import apply_overrides
 from ndpsim.reproduce.runner import run_experiment
+from ndpsim.reproduce.store import RunStore
 from ndpsim.workloads import SIZES, get_workload
 
 reproduce_app = typer.Typer(help="Reproduce a paper's key results.", no_args_is_help=True)
@@ -38,6 +39,10 @@ SEEDS = typer.Option(
 JOBS = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: cores).")
 OUT = typer.Option(None, "--out", help="Directory for CSV and PNG files.")
 JSON_PATH = typer.Option(None, "--json", help="Write the results document here.")
+RUNS = typer.Option(
+    None, "--runs", help="Directory of finished runs to reuse and add to (default: OUT/runs)."
+)
+FRESH = typer.Option(False, "--fresh", help="Simulate every run again, even those stored.")
 SET = typer.Option(
     [], "--set", help="Change a config key in every system that has its section, e.g. "
     "--set ndp.pcie_latency_ns=500 (repeatable)."
@@ -87,6 +92,8 @@ def tom(
     jobs: int = JOBS,
     out: Path = OUT,
     json_path: Path = JSON_PATH,
+    runs_dir: Path = RUNS,
+    fresh: bool = FRESH,
 ) -> None:
     """TOM (ISCA 2016): baseline GPU vs NDP with/without offload control and learned mapping."""
     if size not in SIZES:
@@ -106,13 +113,14 @@ def tom(
                 **_set_switch(changed)}  # fmt: skip
     out = output_directory(out or Path("results") / f"tom-{size}", "--out")
     path = output_file(json_path or out / ("tom-seeds.json" if seeds > 1 else "tom.json"), "--json")
+    store = _store(runs_dir, out, fresh)
     if seeds > 1:
         docs = {s: tom_experiment.document(_run(f"TOM at {size}, seed {s}", names, size, s,
-                                                variants, jobs), size, s, switches)
+                                                variants, jobs, store), size, s, switches)
                 for s in range(seed, seed + seeds)}  # fmt: skip
         _report_seeds("tom", docs, tom_experiment.PAPER, out, path, start)
         return
-    runs = _run(f"TOM at {size}", names, size, seed, variants, jobs)
+    runs = _run(f"TOM at {size}", names, size, seed, variants, jobs, store)
     doc = tom_experiment.document(runs, size, seed, switches)
     _write_document(doc, path)
     report.remove_figures(out, [figure[0] for figure in tom_experiment.FIGURES])
@@ -143,8 +151,16 @@ def _check_seeds(seeds: int) -> None:
         raise ConfigError(f"--seeds must be at least 1, got {seeds}")
 
 
-def _run(label: str, names: list[str], size: str, seed: int, variants, jobs: int | None) -> dict:
-    """Run every (workload, system) pair of an experiment with one seed, showing progress."""
+def _store(runs_dir: Path | None, out: Path, fresh: bool) -> RunStore:
+    """Where an experiment keeps its finished runs: ``--runs``, else ``runs/`` in its output
+    directory."""
+    return RunStore(output_directory(runs_dir or out / "runs", "--runs"), reuse=not fresh)
+
+
+def _run(label: str, names: list[str], size: str, seed: int, variants, jobs: int | None,
+         store: RunStore) -> dict:  # fmt: skip
+    """Run every (workload, system) pair of an experiment with one seed, showing progress;
+    runs ``store`` holds are taken from it, and each new one is added as it ends."""
     done: list[str] = []
     with console.status(f"{label}: {len(names)} workloads x {len(variants)} systems") as st:
 
@@ -156,7 +172,12 @@ def _run(label: str, names: list[str], size: str, seed: int, variants, jobs: int
             st.update(COMPILING_NOTICE if started
                       else f"{label}: {len(done)}/{len(names)} workloads done")  # fmt: skip
 
-        return run_experiment(names, size, seed, variants, jobs, progress, compiling)
+        runs = run_experiment(names, size, seed, variants, jobs, progress, compiling, store)
+    reused = sum(r["reused"] for by in runs.values() for r in by.values())
+    if reused:
+        console.print(f"{label}: {reused} of {len(names) * len(variants)} runs taken from "
+                      f"{store.root}/ (--fresh simulates them again)")  # fmt: skip
+    return runs
 
 
 def _report_seeds(experiment: str, docs: dict[int, dict], paper: dict[str, dict[str, float]],
@@ -231,6 +252,8 @@ def sndp(
     jobs: int = JOBS,
     out: Path = OUT,
     json_path: Path = JSON_PATH,
+    runs_dir: Path = RUNS,
+    fresh: bool = FRESH,
 ) -> None:
     """SNDP (SC 2017): baseline GPUs vs NDP with naive, static-ratio and dynamic offloading."""
     if size not in SIZES:
@@ -264,15 +287,16 @@ def sndp(
         console.print(f"results: {path} (table and plot in {out}/)")
         return
     switches = {"nsu_mhz": nsu_mhz, "target": target, **_set_switch(changed)}
+    store = _store(runs_dir, out, fresh)
     if seeds > 1:
         docs = {s: sndp_experiment.document(_run(f"SNDP at {size}, seed {s}", names, size, s,
-                                                 variants, jobs), size, s, switches)
+                                                 variants, jobs, store), size, s, switches)
                 for s in range(seed, seed + seeds)}  # fmt: skip
         _report_seeds("sndp", docs, sndp_experiment.paper_averages(nsu_mhz), out, path, start)
         return
     with console.status("SNDP Figure 5: target NSU study"):
         figure5 = target_study.figure5(seed)
-    runs = _run(f"SNDP at {size}", names, size, seed, variants, jobs)
+    runs = _run(f"SNDP at {size}", names, size, seed, variants, jobs, store)
     doc = sndp_experiment.document(runs, size, seed, switches, figure5)
     _write_document(doc, path)
     labels = sndp_experiment.PAPER_NAMES

@@ -6,11 +6,14 @@ results cross process boundaries. Before the workers share out the workloads, on
 compiles the timing model (or loads it from numba's on-disk cache): on a machine that has not
 compiled it yet, every worker would otherwise compile it at once, each for minutes and with
 gigabytes of memory, where one compilation serves them all. The workers raise a shared flag
-when they compile, so the caller can say why the warm-up takes minutes.
+when they compile, so the caller can say why the warm-up takes minutes. Runs a
+:class:`~ndpsim.reproduce.store.RunStore` already holds are taken from it, in the calling
+process when a workload needs no simulation at all.
 """
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 from collections.abc import Callable, Sequence
@@ -23,7 +26,9 @@ from ndpsim.compilation import (
     watch_compilation_for_good,
     watching_compilation,
 )
+from ndpsim.reproduce.store import RunStore, run_identity
 from ndpsim.systems.gpu import GpuSystem, load_system_config
+from ndpsim.systems.gpu.config import GpuSystemConfig
 from ndpsim.workloads import kernel_module, run_workload
 
 
@@ -36,27 +41,63 @@ class Variant:
     overrides: dict[str, Any]
 
 
-def simulate_workload(workload: str, size: str, seed: int,
-                      variants: Sequence[Variant]) -> dict[str, dict[str, Any]]:  # fmt: skip
-    """Interpret ``workload`` once and simulate it on every variant: {variant: run summary}."""
+def simulate_workload(workload: str, size: str, seed: int, variants: Sequence[Variant],
+                      store: RunStore | None = None) -> dict[str, dict[str, Any]]:  # fmt: skip
+    """Interpret ``workload`` once and simulate it on every variant: {variant: run summary}.
+
+    With a ``store``, runs it holds are taken from it (``"reused": True``; the workload is not
+    even interpreted when it holds them all) and each new run is stored as soon as it ends.
+    Every summary makes the same JSON round trip either way, so a document built from stored
+    runs is the one simulating them again would give."""
     configs = {v.name: load_system_config(v.preset, v.overrides) for v in variants}
-    functional = run_workload(workload, size, seed)
-    if not functional.check.passed:
-        raise RuntimeError(f"{workload} ({size}) differs from its reference: "
-                           f"{functional.check.detail}")  # fmt: skip
-    module = kernel_module(functional.workload.module_name)
+    identities = _identities(workload, size, seed, configs)
+    out = _stored_runs(identities, store)
+    missing = [v for v in variants if v.name not in out]
+    if missing:
+        functional = run_workload(workload, size, seed)
+        if not functional.check.passed:
+            raise RuntimeError(f"{workload} ({size}) differs from its reference: "
+                               f"{functional.check.detail}")  # fmt: skip
+        module = kernel_module(functional.workload.module_name)
+        for variant in missing:
+            result = GpuSystem(configs[variant.name]).run(
+                functional.traces, module, functional.memory, seed=seed
+            )
+            run = json.loads(json.dumps({
+                "time_ps": result.time_ps,
+                "summary": result.summary,
+                "energy_nj": result.energy,
+                "wall_seconds": result.wall_seconds,
+            }))  # fmt: skip
+            if store is not None:
+                store.save(identities[variant.name], run)
+            out[variant.name] = {**run, "reused": False}
+    return {v.name: out[v.name] for v in variants}
+
+
+def _identities(workload: str, size: str, seed: int,
+                configs: dict[str, GpuSystemConfig]) -> dict[str, dict[str, Any]]:  # fmt: skip
+    return {name: run_identity(workload, size, seed, config) for name, config in configs.items()}
+
+
+def _stored_runs(identities: dict[str, dict[str, Any]],
+                 store: RunStore | None) -> dict[str, dict[str, Any]]:  # fmt: skip
+    """{variant: run} for the variants whose run ``store`` holds."""
     out = {}
-    for variant in variants:
-        result = GpuSystem(configs[variant.name]).run(
-            functional.traces, module, functional.memory, seed=seed
-        )
-        out[variant.name] = {
-            "time_ps": result.time_ps,
-            "summary": result.summary,
-            "energy_nj": result.energy,
-            "wall_seconds": result.wall_seconds,
-        }
+    if store is not None:
+        for name, identity in identities.items():
+            stored = store.load(identity)
+            if stored is not None:
+                out[name] = {**stored, "reused": True}
     return out
+
+
+def _all_stored(workload: str, size: str, seed: int, variants: Sequence[Variant],
+                store: RunStore | None) -> bool:  # fmt: skip
+    if store is None or not store.reuse:
+        return False
+    configs = {v.name: load_system_config(v.preset, v.overrides) for v in variants}
+    return len(_stored_runs(_identities(workload, size, seed, configs), store)) == len(variants)
 
 
 def compile_timing_model(preset: str) -> None:
@@ -77,21 +118,29 @@ def run_experiment(workloads: Sequence[str], size: str, seed: int, variants: Seq
                    processes: int | None = None,
                    on_done: Callable[[str], None] | None = None,
                    on_compiling: Callable[[bool], None] | None = None,
+                   store: RunStore | None = None,
                    ) -> dict[str, dict[str, dict[str, Any]]]:  # fmt: skip
     """{workload: {variant: run summary}} for every pair, ``processes`` workloads at a time
     (default: one per CPU core, at most one per workload). ``on_done(workload)`` follows each
     workload; ``on_compiling(True)`` says numba started compiling, ``on_compiling(False)`` that
-    it is done."""
-    processes = max(1, min(processes or os.cpu_count() or 1, len(workloads)))
+    it is done. ``store``: where finished runs are kept and looked up (see
+    :func:`simulate_workload`)."""
     notify = on_compiling or (lambda compiling: None)
     results: dict[str, dict[str, dict[str, Any]]] = {}
+    for name in workloads:  # nothing to simulate: no worker, no warm-up
+        if _all_stored(name, size, seed, variants, store):
+            results[name] = simulate_workload(name, size, seed, variants, store)
+            if on_done:
+                on_done(name)
+    pending = [name for name in workloads if name not in results]
+    processes = max(1, min(processes or os.cpu_count() or 1, len(pending)))
     if processes == 1:
         with watching_compilation(lambda: notify(True), lambda: notify(False)):
-            for name in workloads:
-                results[name] = simulate_workload(name, size, seed, variants)
+            for name in pending:
+                results[name] = simulate_workload(name, size, seed, variants, store)
                 if on_done:
                     on_done(name)
-        return results
+        return {name: results[name] for name in workloads}
     context = multiprocessing.get_context()
     compiling = context.Event()
     with ProcessPoolExecutor(max_workers=processes, mp_context=context,
@@ -106,8 +155,8 @@ def run_experiment(workloads: Sequence[str], size: str, seed: int, variants: Seq
         warm_up.result()
         if compiled:
             notify(False)
-        futures = {pool.submit(simulate_workload, name, size, seed, list(variants)): name
-                   for name in workloads}  # fmt: skip
+        futures = {pool.submit(simulate_workload, name, size, seed, list(variants), store): name
+                   for name in pending}  # fmt: skip
         for future in as_completed(futures):
             name = futures[future]
             results[name] = future.result()
@@ -116,4 +165,17 @@ def run_experiment(workloads: Sequence[str], size: str, seed: int, variants: Seq
     return {name: results[name] for name in workloads}
 
 
-__all__ = ["Variant", "compile_timing_model", "run_experiment", "simulate_workload"]
+def provenance(runs: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
+    """What a results document says of how its runs were obtained: each run's wall time, as
+    measured when it was simulated, and which runs came from the store ({workload: [variant]},
+    only workloads that have some)."""
+    return {
+        "wall_seconds": {w: {v: r["wall_seconds"] for v, r in by.items()}
+                         for w, by in runs.items()},
+        "reused": {w: [v for v, r in by.items() if r.get("reused")]
+                   for w, by in runs.items() if any(r.get("reused") for r in by.values())},
+    }  # fmt: skip
+
+
+__all__ = ["Variant", "compile_timing_model", "provenance", "run_experiment",
+           "simulate_workload"]  # fmt: skip

@@ -19,7 +19,7 @@ from typing import Any
 from ndpsim.errors import ConfigError
 from ndpsim.reproduce import averages as means
 from ndpsim.reproduce.report import Rows
-from ndpsim.reproduce.runner import Variant
+from ndpsim.reproduce.runner import Variant, provenance
 
 #: SNDP's ten workloads (Table 1); ``spmv`` is our MiniFE (its kernel is a sparse mat-vec).
 WORKLOADS = ("bp", "bfs", "bicg", "fwt", "km", "spmv", "sp", "stn", "stcl", "vadd")
@@ -238,8 +238,7 @@ def document(runs, size: str, seed: int, switches: dict[str, Any],
                    "workloads": list(runs), "paper_names": PAPER_NAMES,
                    "variants": [n for n in VARIANT_NAMES if n in per_variant],
                    "switches": switches,
-                   "wall_seconds": {w: {v: r["wall_seconds"] for v, r in by.items()}
-                                    for w, by in runs.items()}}  # fmt: skip
+                   **provenance(runs)}  # fmt: skip
     offloads = {(w, v): r["summary"].get("offload") or {}
                 for w, by in runs.items() for v, r in by.items()}  # fmt: skip
     doc["ratio_timeline"] = _by_variant(offloads, "ratio_timeline")

@@ -16,7 +16,7 @@ from typing import Any
 
 from ndpsim.errors import ConfigError
 from ndpsim.reproduce import averages as means
-from ndpsim.reproduce.runner import Variant
+from ndpsim.reproduce.runner import Variant, provenance
 
 WORKLOADS = ("bp", "bfs", "km", "cfd", "hw", "lib", "ray", "fwt", "sp", "rd")
 VARIANT_NAMES = ("baseline", "no-ctrl-bmap", "no-ctrl-tmap", "ctrl-bmap", "ctrl-tmap", "ideal")
@@ -137,8 +137,7 @@ def document(runs, size: str, seed: int, switches: dict[str, float]) -> dict[str
     doc["paper"] = {"average": PAPER, "workloads": PAPER_WORKLOADS}
     doc["meta"] = {"experiment": "tom", "size": size, "seed": seed,
                    "workloads": list(runs), "switches": switches,
-                   "wall_seconds": {w: {v: r["wall_seconds"] for v, r in by.items()}
-                                    for w, by in runs.items()}}  # fmt: skip
+                   **provenance(runs)}  # fmt: skip
     doc["mapping"] = {
         w: {**by["ctrl-tmap"]["summary"]["offload"]["mapping"],
             "learning_share": per_variant["ctrl-tmap"][w].get("learning_share", 0.0)}
