@@ -28,7 +28,6 @@ from ndpsim.compilation import (
 )
 from ndpsim.reproduce.store import RunStore, run_identity
 from ndpsim.systems.gpu import GpuSystem, load_system_config
-from ndpsim.systems.gpu.config import GpuSystemConfig
 from ndpsim.workloads import kernel_module, run_workload
 
 
@@ -49,9 +48,7 @@ def simulate_workload(workload: str, size: str, seed: int, variants: Sequence[Va
     even interpreted when it holds them all) and each new run is stored as soon as it ends.
     Every summary makes the same JSON round trip either way, so a document built from stored
     runs is the one simulating them again would give."""
-    configs = {v.name: load_system_config(v.preset, v.overrides) for v in variants}
-    identities = _identities(workload, size, seed, configs)
-    out = _stored_runs(identities, store)
+    out = _stored_runs(workload, size, seed, variants, store)
     missing = [v for v in variants if v.name not in out]
     if missing:
         functional = run_workload(workload, size, seed)
@@ -60,9 +57,8 @@ def simulate_workload(workload: str, size: str, seed: int, variants: Sequence[Va
                                f"{functional.check.detail}")  # fmt: skip
         module = kernel_module(functional.workload.module_name)
         for variant in missing:
-            result = GpuSystem(configs[variant.name]).run(
-                functional.traces, module, functional.memory, seed=seed
-            )
+            config = load_system_config(variant.preset, variant.overrides)
+            result = GpuSystem(config).run(functional.traces, module, functional.memory, seed=seed)
             run = json.loads(json.dumps({
                 "time_ps": result.time_ps,
                 "summary": result.summary,
@@ -70,34 +66,22 @@ def simulate_workload(workload: str, size: str, seed: int, variants: Sequence[Va
                 "wall_seconds": result.wall_seconds,
             }))  # fmt: skip
             if store is not None:
-                store.save(identities[variant.name], run)
+                store.save(run_identity(workload, size, seed, config), run)
             out[variant.name] = {**run, "reused": False}
     return {v.name: out[v.name] for v in variants}
 
 
-def _identities(workload: str, size: str, seed: int,
-                configs: dict[str, GpuSystemConfig]) -> dict[str, dict[str, Any]]:  # fmt: skip
-    return {name: run_identity(workload, size, seed, config) for name, config in configs.items()}
-
-
-def _stored_runs(identities: dict[str, dict[str, Any]],
+def _stored_runs(workload: str, size: str, seed: int, variants: Sequence[Variant],
                  store: RunStore | None) -> dict[str, dict[str, Any]]:  # fmt: skip
     """{variant: run} for the variants whose run ``store`` holds."""
     out = {}
     if store is not None:
-        for name, identity in identities.items():
+        for v in variants:
+            identity = run_identity(workload, size, seed, load_system_config(v.preset, v.overrides))
             stored = store.load(identity)
             if stored is not None:
-                out[name] = {**stored, "reused": True}
+                out[v.name] = {**stored, "reused": True}
     return out
-
-
-def _all_stored(workload: str, size: str, seed: int, variants: Sequence[Variant],
-                store: RunStore | None) -> bool:  # fmt: skip
-    if store is None or not store.reuse:
-        return False
-    configs = {v.name: load_system_config(v.preset, v.overrides) for v in variants}
-    return len(_stored_runs(_identities(workload, size, seed, configs), store)) == len(variants)
 
 
 def compile_timing_model(preset: str) -> None:
@@ -128,8 +112,9 @@ def run_experiment(workloads: Sequence[str], size: str, seed: int, variants: Seq
     notify = on_compiling or (lambda compiling: None)
     results: dict[str, dict[str, dict[str, Any]]] = {}
     for name in workloads:  # nothing to simulate: no worker, no warm-up
-        if _all_stored(name, size, seed, variants, store):
-            results[name] = simulate_workload(name, size, seed, variants, store)
+        stored = _stored_runs(name, size, seed, variants, store)
+        if len(stored) == len(variants):
+            results[name] = {v.name: stored[v.name] for v in variants}
             if on_done:
                 on_done(name)
     pending = [name for name in workloads if name not in results]
