@@ -28,6 +28,17 @@ class InlineExecutor:
         return future
 
 
+def _recording(calls):
+    """Stands in for ``simulate_workload``: notes the workload, returns an empty run per
+    variant."""
+
+    def simulate(workload, size, seed, variants, store):
+        calls.append(workload)
+        return {v.name: {} for v in variants}
+
+    return simulate
+
+
 @pytest.fixture
 def inline_pool(monkeypatch):
     """The process pool replaced by :class:`InlineExecutor`, its workers' setup by nothing."""
@@ -56,7 +67,7 @@ def test_one_worker_compiles_the_timing_model_before_the_workloads_are_shared_ou
 def test_a_single_process_runs_without_a_separate_compilation(monkeypatch):
     calls = []
     monkeypatch.setattr(runner, "compile_timing_model", lambda preset: calls.append(preset))
-    monkeypatch.setattr(runner, "simulate_workload", lambda w, *_: calls.append(w) or {})
+    monkeypatch.setattr(runner, "simulate_workload", _recording(calls))
     run_experiment(["bfs", "vadd"], "tiny", 0, [Variant("b", "tom-baseline", {})], processes=1)
     assert calls == ["bfs", "vadd"]
 
@@ -74,7 +85,7 @@ def test_the_caller_hears_when_the_warm_up_compiles(monkeypatch, inline_pool):
     flags = []
     monkeypatch.setattr(runner, "_flag_compilations", flags.append)
     monkeypatch.setattr(runner, "compile_timing_model", lambda preset: flags[0].set())
-    monkeypatch.setattr(runner, "simulate_workload", lambda w, *_: calls.append(w) or {})
+    monkeypatch.setattr(runner, "simulate_workload", _recording(calls))
     run_experiment(["bfs", "vadd"], "tiny", 0, [Variant("b", "tom-baseline", {})], processes=2,
                    on_compiling=calls.append)  # fmt: skip
     assert calls == [True, False, "bfs", "vadd"]
@@ -83,7 +94,7 @@ def test_the_caller_hears_when_the_warm_up_compiles(monkeypatch, inline_pool):
 def test_a_warm_up_that_loads_from_the_cache_says_nothing(monkeypatch, inline_pool):
     calls = []
     monkeypatch.setattr(runner, "compile_timing_model", lambda preset: None)
-    monkeypatch.setattr(runner, "simulate_workload", lambda w, *_: calls.append(w) or {})
+    monkeypatch.setattr(runner, "simulate_workload", _recording(calls))
     run_experiment(["bfs", "vadd"], "tiny", 0, [Variant("b", "tom-baseline", {})], processes=2,
                    on_compiling=calls.append)  # fmt: skip
     assert calls == ["bfs", "vadd"]
@@ -92,14 +103,14 @@ def test_a_warm_up_that_loads_from_the_cache_says_nothing(monkeypatch, inline_po
 def test_a_single_process_says_when_it_compiles(monkeypatch):
     calls = []
 
-    def simulate(workload, *_):
+    def simulate(workload, size, seed, variants, store):
         @njit
         def fresh(x):
             return x + 1
 
         fresh(1)  # compiled on the first call
         calls.append(workload)
-        return {}
+        return {v.name: {} for v in variants}
 
     monkeypatch.setattr(runner, "simulate_workload", simulate)
     run_experiment(["bfs", "vadd"], "tiny", 0, [Variant("b", "tom-baseline", {})], processes=1,

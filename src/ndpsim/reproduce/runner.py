@@ -6,9 +6,9 @@ results cross process boundaries. Before the workers share out the workloads, on
 compiles the timing model (or loads it from numba's on-disk cache): on a machine that has not
 compiled it yet, every worker would otherwise compile it at once, each for minutes and with
 gigabytes of memory, where one compilation serves them all. The workers raise a shared flag
-when they compile, so the caller can say why the warm-up takes minutes. Runs a
-:class:`~ndpsim.reproduce.store.RunStore` already holds are taken from it, in the calling
-process when a workload needs no simulation at all.
+when they compile, so the caller can say why the warm-up takes minutes. The caller looks up
+the runs a :class:`~ndpsim.reproduce.store.RunStore` already holds and gives the workers only
+the others.
 """
 
 from __future__ import annotations
@@ -43,32 +43,27 @@ class Variant:
 def simulate_workload(workload: str, size: str, seed: int, variants: Sequence[Variant],
                       store: RunStore | None = None) -> dict[str, dict[str, Any]]:  # fmt: skip
     """Interpret ``workload`` once and simulate it on every variant: {variant: run summary}.
-
-    With a ``store``, runs it holds are taken from it (``"reused": True``; the workload is not
-    even interpreted when it holds them all) and each new run is stored as soon as it ends.
-    Every summary makes the same JSON round trip either way, so a document built from stored
-    runs is the one simulating them again would give."""
-    out = _stored_runs(workload, size, seed, variants, store)
-    missing = [v for v in variants if v.name not in out]
-    if missing:
-        functional = run_workload(workload, size, seed)
-        if not functional.check.passed:
-            raise RuntimeError(f"{workload} ({size}) differs from its reference: "
-                               f"{functional.check.detail}")  # fmt: skip
-        module = kernel_module(functional.workload.module_name)
-        for variant in missing:
-            config = load_system_config(variant.preset, variant.overrides)
-            result = GpuSystem(config).run(functional.traces, module, functional.memory, seed=seed)
-            run = json.loads(json.dumps({
-                "time_ps": result.time_ps,
-                "summary": result.summary,
-                "energy_nj": result.energy,
-                "wall_seconds": result.wall_seconds,
-            }))  # fmt: skip
-            if store is not None:
-                store.save(run_identity(workload, size, seed, config), run)
-            out[variant.name] = {**run, "reused": False}
-    return {v.name: out[v.name] for v in variants}
+    Each run is added to ``store`` as soon as it ends, after the JSON round trip a stored run
+    makes, so a document built from stored runs is the one simulating them again would give."""
+    functional = run_workload(workload, size, seed)
+    if not functional.check.passed:
+        raise RuntimeError(f"{workload} ({size}) differs from its reference: "
+                           f"{functional.check.detail}")  # fmt: skip
+    module = kernel_module(functional.workload.module_name)
+    out = {}
+    for variant in variants:
+        config = load_system_config(variant.preset, variant.overrides)
+        result = GpuSystem(config).run(functional.traces, module, functional.memory, seed=seed)
+        run = json.loads(json.dumps({
+            "time_ps": result.time_ps,
+            "summary": result.summary,
+            "energy_nj": result.energy,
+            "wall_seconds": result.wall_seconds,
+        }))  # fmt: skip
+        if store is not None:
+            store.save(run_identity(workload, size, seed, config), run)
+        out[variant.name] = {**run, "reused": False}
+    return out
 
 
 def _stored_runs(workload: str, size: str, seed: int, variants: Sequence[Variant],
@@ -107,24 +102,29 @@ def run_experiment(workloads: Sequence[str], size: str, seed: int, variants: Seq
     """{workload: {variant: run summary}} for every pair, ``processes`` workloads at a time
     (default: one per CPU core, at most one per workload). ``on_done(workload)`` follows each
     workload; ``on_compiling(True)`` says numba started compiling, ``on_compiling(False)`` that
-    it is done. ``store``: where finished runs are kept and looked up (see
-    :func:`simulate_workload`)."""
+    it is done. ``store``: runs it holds are taken from it (``"reused": True``), and only
+    the others are simulated and added to it; a workload it holds every run of is not even
+    interpreted."""
     notify = on_compiling or (lambda compiling: None)
+    stored = {name: _stored_runs(name, size, seed, variants, store) for name in workloads}
+    missing = {name: [v for v in variants if v.name not in stored[name]] for name in workloads}
+    pending = [name for name in workloads if missing[name]]
     results: dict[str, dict[str, dict[str, Any]]] = {}
+
+    def finished(name: str, simulated: dict[str, dict[str, Any]]) -> None:
+        runs = {**stored[name], **simulated}
+        results[name] = {v.name: runs[v.name] for v in variants}
+        if on_done:
+            on_done(name)
+
     for name in workloads:  # nothing to simulate: no worker, no warm-up
-        stored = _stored_runs(name, size, seed, variants, store)
-        if len(stored) == len(variants):
-            results[name] = {v.name: stored[v.name] for v in variants}
-            if on_done:
-                on_done(name)
-    pending = [name for name in workloads if name not in results]
+        if not missing[name]:
+            finished(name, {})
     processes = max(1, min(processes or os.cpu_count() or 1, len(pending)))
     if processes == 1:
         with watching_compilation(lambda: notify(True), lambda: notify(False)):
             for name in pending:
-                results[name] = simulate_workload(name, size, seed, variants, store)
-                if on_done:
-                    on_done(name)
+                finished(name, simulate_workload(name, size, seed, missing[name], store))
         return {name: results[name] for name in workloads}
     context = multiprocessing.get_context()
     compiling = context.Event()
@@ -140,13 +140,10 @@ def run_experiment(workloads: Sequence[str], size: str, seed: int, variants: Seq
         warm_up.result()
         if compiled:
             notify(False)
-        futures = {pool.submit(simulate_workload, name, size, seed, list(variants), store): name
+        futures = {pool.submit(simulate_workload, name, size, seed, missing[name], store): name
                    for name in pending}  # fmt: skip
         for future in as_completed(futures):
-            name = futures[future]
-            results[name] = future.result()
-            if on_done:
-                on_done(name)
+            finished(futures[future], future.result())
     return {name: results[name] for name in workloads}
 
 
