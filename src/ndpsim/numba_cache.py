@@ -104,25 +104,30 @@ def _facts(path: Path, package: str, root: Path) -> tuple[bytes, frozenset[Path]
     return _file_facts(path, st.st_mtime_ns, st.st_size, package, root)
 
 
-def import_closure(path: Path, package: str, root: Path) -> list[Path]:
-    """``path`` and every file of ``package`` it imports, directly or not, sorted."""
-    seen = {path}
+def _closure(path: Path, package: str, root: Path) -> dict[Path, bytes]:
+    """The SHA-256 of ``path`` and of every file of ``package`` it imports, directly or not."""
+    digests: dict[Path, bytes] = {}
     todo = [path]
     while todo:
-        for target in _facts(todo.pop(), package, root)[1]:
-            if target not in seen:
-                seen.add(target)
-                todo.append(target)
-    return sorted(seen)
+        file = todo.pop()
+        if file not in digests:
+            digests[file], imported = _facts(file, package, root)
+            todo.extend(imported)
+    return digests
+
+
+def import_closure(path: Path, package: str, root: Path) -> list[Path]:
+    """``path`` and every file of ``package`` it imports, directly or not, sorted."""
+    return sorted(_closure(path, package, root))
 
 
 def closure_stamp(path: Path, package: str, root: Path) -> str:
     """SHA-256 over the source of ``path`` and of everything in its import closure."""
-    digest = hashlib.sha256()
-    for file in import_closure(path, package, root):
-        digest.update(str(file.relative_to(root)).encode() + b"\0")
-        digest.update(_facts(file, package, root)[0])
-    return digest.hexdigest()
+    stamp = hashlib.sha256()
+    for file, digest in sorted(_closure(path, package, root).items()):
+        stamp.update(str(file.relative_to(root)).encode() + b"\0")
+        stamp.update(digest)
+    return stamp.hexdigest()
 
 
 def _stamped(base: type, package: str, root: Path) -> type:
@@ -143,9 +148,6 @@ def _stamped(base: type, package: str, root: Path) -> type:
                 return None  # not ours: numba's own locators take it
             return super().from_function(py_func, py_file)
 
-    ClosureStampedLocator.__name__ = ClosureStampedLocator.__qualname__ = (
-        f"ClosureStamped{base.__name__.lstrip('_')}"
-    )
     return ClosureStampedLocator
 
 
