@@ -330,3 +330,53 @@ def test_a_refresh_interval_not_longer_than_the_refresh_is_a_config_error():
 def test_a_bad_dram_override_is_blamed_on_the_overrides_not_on_the_preset_file():
     with pytest.raises(ConfigError, match=r"^overrides of DRAM preset 'hbm2': 'timing\.CL'"):
         load_dram_preset("hbm2", {"timing": {"CL": 0}})
+
+
+def test_a_bad_key_in_a_preset_file_is_located_by_its_line(tmp_path):
+    path = tmp_path / "mine.toml"
+    path.write_text(
+        'base = "tom-baseline"\nname = "mine"\n\n[sm]\ncount = 64\ncuont = 3\n\n'
+        "[l2]  # the shared cache\nways = -1\n\n[memory]\nxor_cube = 'maybe'\n"
+    )
+    with pytest.raises(ConfigError) as info:
+        load_system_config(str(path))
+    message = str(info.value)
+    assert message.startswith(f"{path}: unknown key 'sm.cuont' (line 6; did you mean 'count'?)")
+    assert "'l2.ways': Input should be greater than or equal to 1 (got -1) (line 9)" in message
+    assert "'memory.xor_cube'" in message and "(got 'maybe') (line 12)" in message
+
+
+def test_a_bad_value_inherited_from_a_base_is_located_in_the_base(tmp_path):
+    (tmp_path / "parent.toml").write_text('base = "tom-baseline"\nname = "p"\n[l1]\nways = 0\n')
+    child = tmp_path / "child.toml"
+    child.write_text('base = "parent.toml"\nname = "child"\n')
+    with pytest.raises(ConfigError, match=re.escape("'l1.ways'")) as info:
+        load_system_config(str(child))
+    assert f"(got 0) ({tmp_path / 'parent.toml'}:4)" in str(info.value)
+
+
+def test_an_unknown_key_without_a_close_spelling_lists_what_its_section_takes():
+    with pytest.raises(ConfigError) as info:
+        load_system_config("tom-baseline", {"l1": {"prefetcher": 1}, "frob": 2})
+    message = str(info.value)
+    assert "unknown key 'l1.prefetcher' ([l1] takes size_bytes, ways, line_bytes, " in message
+    assert "unknown key 'frob' (the top level takes name, description, " in message
+
+
+def test_a_missing_key_points_at_its_section(tmp_path):
+    path = tmp_path / "short.toml"
+    path.write_text('name = "short"\n\n[sm]\nclock_ghz = 1.4\n')
+    with pytest.raises(ConfigError, match=re.escape("missing key 'sm.count' ([sm] is at line 3)")):
+        load_system_config(str(path))
+
+
+def test_a_bad_key_of_a_dram_preset_is_located_by_its_line(presets):
+    path = presets.parent / "dram" / "hbm2.toml"
+    text = path.read_text()
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if t.startswith("CL "))
+    with pytest.raises(ConfigError, match=re.escape("'timing.CL'")):
+        load_dram_preset("hbm2", {"timing": {"CL": 0}})  # an override: no line
+    path.write_text(text.replace("\nCL ", "\nCL = 0 # was", 1))
+    with pytest.raises(ConfigError, match=re.escape("'timing.CL'")) as info:
+        load_dram_preset("hbm2")
+    assert f"(got 0) (line {line})" in str(info.value)

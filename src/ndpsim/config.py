@@ -1,20 +1,24 @@
 """Configuration plumbing shared by every preset: strict models, TOML loading, overrides.
 
 A config is validated completely when it is loaded: an unknown key, a missing one, or a value out
-of range is a :class:`ConfigError` naming the file and the dotted key, before anything runs.
+of range is a :class:`ConfigError` naming the file, the line and the dotted key, before anything
+runs.
 """
 
 from __future__ import annotations
 
 import ast
+import difflib
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from ndpsim.errors import ConfigError
 from ndpsim.textfile import read_text
+from ndpsim.toml_lines import KeyLines, file_key_lines
 
 PRESET_ROOT = Path(__file__).resolve().parent / "presets"
 
@@ -49,28 +53,90 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
-def validate(model: type[M], data: dict, source: str) -> M:
-    """Build ``model`` from ``data``, turning pydantic's report into one ConfigError line."""
+def validate(model: type[M], data: dict, source: str, files: Sequence[Path | str] = ()) -> M:
+    """Build ``model`` from ``data``, turning pydantic's report into one ConfigError line.
+
+    ``files`` are the TOML files ``data`` was read from, the one that wins a key first (a preset
+    before its base): each complaint names the line that set its key there, and an unknown key
+    the keys its section takes."""
     try:
         return model.model_validate(data)
     except ValidationError as error:
+        locate = _Locator(files, source)
         problems = []
         for item in error.errors():
-            key = ".".join(str(p) for p in item["loc"]) or "(top level)"
+            path = tuple(str(p) for p in item["loc"])
+            key = ".".join(path) or "(top level)"
             if item["type"] == "extra_forbidden":
-                problems.append(f"unknown key '{key}'")
+                problem = f"unknown key '{key}'"
+                notes = [locate(path), _expected_keys(model, path)]
             elif item["type"] == "missing":
-                problems.append(f"missing key '{key}'")
+                problem = f"missing key '{key}'"
+                section = locate(path[:-1])
+                notes = [f"[{'.'.join(path[:-1])}] is at {section}" if section else ""]
             elif item["type"] == "value_error":
                 message = item["msg"].removeprefix("Value error, ")
                 if isinstance(item.get("input"), dict):
                     # a check across a section's keys: its message names them and their values
-                    problems.append(f"'{key}': {message}")
+                    problem = f"'{key}': {message}"
                 else:
-                    problems.append(f"'{key}': {message} (got {item.get('input')!r})")
+                    problem = f"'{key}': {message} (got {item.get('input')!r})"
+                notes = [locate(path)]
             else:
-                problems.append(f"'{key}': {item['msg']} (got {item.get('input')!r})")
+                problem = f"'{key}': {item['msg']} (got {item.get('input')!r})"
+                notes = [locate(path)]
+            notes = [note for note in notes if note]
+            problems.append(f"{problem} ({'; '.join(notes)})" if notes else problem)
         raise ConfigError(f"{source}: " + "; ".join(problems)) from None
+
+
+class _Locator:
+    """Where a dotted key was set: ``line N`` in the file the error is blamed on, ``FILE:N`` in
+    another (a base preset). The files are indexed only when an error needs them."""
+
+    def __init__(self, files: Sequence[Path | str], source: str):
+        self.files = [str(f) for f in files]
+        self.source = source
+        self.index: list[KeyLines] | None = None
+
+    def __call__(self, path: tuple[str, ...]) -> str:
+        if not path or not self.files:
+            return ""
+        if self.index is None:
+            self.index = [file_key_lines(f) for f in self.files]
+        for name, keys in zip(self.files, self.index, strict=True):
+            line = keys.find(path)
+            if line is not None:
+                return f"line {line}" if name == self.source else f"{name}:{line}"
+        return ""
+
+
+def _expected_keys(model: type[BaseModel], path: tuple[str, ...]) -> str:
+    """What the section holding the unknown key ``path`` accepts: the closest spelling, or the
+    list of its keys."""
+    section: type[BaseModel] | None = model
+    for part in path[:-1]:
+        field = section.model_fields.get(part) if section else None
+        section = _section_model(field.annotation) if field else None
+    if section is None:
+        return ""
+    names = list(section.model_fields)
+    close = difflib.get_close_matches(path[-1], names, n=1)
+    if close:
+        return f"did you mean '{close[0]}'?"
+    where = f"[{'.'.join(path[:-1])}]" if len(path) > 1 else "the top level"
+    return f"{where} takes {', '.join(names)}"
+
+
+def _section_model(annotation: Any) -> type[BaseModel] | None:
+    """The config model a field holds, through ``X | None``."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _section_model(arg)
+        if found is not None:
+            return found
+    return None
 
 
 def load_toml(path: Path) -> dict:

@@ -134,6 +134,15 @@ def test_run_rejects_a_bad_override_naming_the_key():
     assert unknown.exit_code == 2 and "tom-baseline" in unknown.output
 
 
+def test_an_error_quoting_brackets_is_printed_as_written():
+    """Rich would read ``[l1]`` as a style tag and print nothing of it."""
+    result = runner.invoke(
+        app, ["run", "--system", "gpu-baseline", "--workload", "vadd", "--set", "l1.frob=1"]
+    )
+    assert result.exit_code == 2
+    assert "unknown key 'l1.frob' ([l1] takes size_bytes, ways" in " ".join(result.output.split())
+
+
 def _commands_writing_to(a_file, a_dir):
     """Each command that writes results, asked to write where it cannot: the path of a file
     under an existing file, a directory given as a file, a file given as a directory."""

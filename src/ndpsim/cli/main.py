@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from ndpsim import __version__
 from ndpsim.errors import NdpsimError
@@ -32,7 +33,9 @@ def reports_errors(command: Callable) -> Callable:
         try:
             return command(*args, **kwargs)
         except NdpsimError as exc:
-            errors.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            # escaped: a message may quote brackets (a TOML section, a PTX operand) that Rich
+            # would take for markup and drop
+            errors.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
 
     return wrapper

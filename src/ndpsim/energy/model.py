@@ -53,7 +53,7 @@ class EnergyTable(Strict):
 
 def load_energy_table(name: str, overrides: dict | None = None) -> EnergyTable:
     path = preset_path("energy", name)
-    return validate(EnergyTable, merge(load_toml(path), overrides or {}), str(path))
+    return validate(EnergyTable, merge(load_toml(path), overrides or {}), str(path), [path])
 
 
 def gpu_energy(

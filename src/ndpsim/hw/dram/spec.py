@@ -206,7 +206,7 @@ def load_dram_preset(name: str, overrides: dict | None = None) -> DramPreset:
     """A DRAM preset by name, with optional nested overrides (validated like the file)."""
     path = preset_path("dram", name)
     data = load_toml(path)
-    preset = validate(DramPreset, data, str(path))
+    preset = validate(DramPreset, data, str(path), [path])
     if overrides:
         preset = validate(DramPreset, merge(data, overrides), f"overrides of DRAM preset {name!r}")
     return preset

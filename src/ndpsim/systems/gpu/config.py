@@ -206,18 +206,20 @@ def _preset_data(name: str, seen: tuple[str, ...] = ()) -> tuple[dict, str, list
     return merge(parent, data), str(path), [parent_path, *grandparents]
 
 
-def _validate(data: dict, source: str, bases: list[str]) -> GpuSystemConfig:
+def _validate(data: dict, source: str, files: list[str]) -> GpuSystemConfig:
+    """Validate ``data`` read from ``files`` (the preset's file first, then its bases; none for
+    command-line overrides), blaming ``source``."""
     try:
-        config = validate(GpuSystemConfig, data, source)
+        config = validate(GpuSystemConfig, data, source, files)
         try:
             config.memory.dram_preset()  # fail now, not when the run starts
             load_energy_table(config.energy)
         except ConfigError as error:
             raise ConfigError(f"{source}: {error}") from None
     except ConfigError as error:
-        if not bases:
+        if len(files) < 2:
             raise
-        raise ConfigError(f"{error} (values inherited from {', '.join(bases)})") from None
+        raise ConfigError(f"{error} (values inherited from {', '.join(files[1:])})") from None
     return config
 
 
@@ -226,7 +228,7 @@ def load_system_config(name: str, overrides: dict | None = None) -> GpuSystemCon
     and energy table it names included). A bad preset is blamed on its file, a bad override on
     the overrides."""
     data, source, bases = _preset_data(name)
-    config = _validate(data, source, bases)
+    config = _validate(data, source, [source, *bases])
     if overrides:
         config = _validate(merge(data, overrides), f"overrides of preset {name!r}", [])
     return config
