@@ -71,7 +71,7 @@ def test_workloads_list_and_version():
 
 
 def test_run_prints_a_summary_and_writes_every_counter_as_json(tmp_path):
-    out = tmp_path / "vadd.json"
+    out = tmp_path / "[bold]" / "vadd.json"  # brackets a style tag would swallow
     result = runner.invoke(
         app,
         ["run", "--system", "gpu-baseline", "--workload", "vadd", "--size", "tiny",
@@ -86,6 +86,7 @@ def test_run_prints_a_summary_and_writes_every_counter_as_json(tmp_path):
     assert document["stats"]["sm"]["total"]["warp_instructions"] > 0
     assert len(document["stats"]["sm"]["instances"]) == 16  # the override took effect
     assert document["energy_nj"]["total"] > 0
+    assert f"full statistics: {out}" in "".join(result.output.split("\n"))
 
 
 def test_run_summarizes_what_a_near_data_system_offloaded(tmp_path):

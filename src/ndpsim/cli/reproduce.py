@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from ndpsim.cli.main import app, console, reports_errors
 from ndpsim.cli.paths import output_directory, output_file
@@ -176,7 +177,7 @@ def _run(label: str, names: list[str], size: str, seed: int, variants, jobs: int
     reused = sum(r["reused"] for by in runs.values() for r in by.values())
     if reused:
         console.print(f"{label}: {reused} of {len(names) * len(variants)} runs taken from "
-                      f"{store.root}/ (--fresh simulates them again)")  # fmt: skip
+                      f"{escape(str(store.root))}/ (--fresh simulates them again)")  # fmt: skip
     return runs
 
 
@@ -207,7 +208,7 @@ def _write_document(doc: dict, path: Path) -> None:
 
 
 def _say_where(path: Path, out: Path, start: float) -> None:
-    console.print(f"results: {path} (tables and plots in {out}/), "
+    console.print(f"results: {escape(str(path))} (tables and plots in {escape(str(out))}/), "
                   f"{time.perf_counter() - start:.0f} s")  # fmt: skip
 
 
@@ -284,7 +285,7 @@ def sndp(
         _print_figure5(figure5, out)
         meta = {"experiment": "sndp-figure5", "seed": seed}
         path.write_text(json.dumps({"figure5": figure5, "meta": meta}, indent=2))
-        console.print(f"results: {path} (table and plot in {out}/)")
+        console.print(f"results: {escape(str(path))} (table and plot in {escape(str(out))}/)")
         return
     switches = {"nsu_mhz": nsu_mhz, "target": target, **_set_switch(changed)}
     store = _store(runs_dir, out, fresh)

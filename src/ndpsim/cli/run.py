@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from ndpsim.cli.main import app, console, reports_errors
@@ -46,7 +47,7 @@ def run(
         functional = run_workload(workload, size, seed)
     if not functional.check.passed:
         console.print(f"[yellow]warning:[/] {workload} differs from its reference: "
-                      f"{functional.check.detail}")  # fmt: skip
+                      f"{escape(functional.check.detail)}")  # fmt: skip
     with _status(f"simulating {workload} on {config.name}"):
         result = hardware.run(
             functional.traces, kernel_module(functional.workload.module_name),
@@ -55,7 +56,7 @@ def run(
     document = {"workload": workload, "size": size, "seed": seed, **result.as_dict()}
     path.write_text(json.dumps(document, indent=2))
     _print_summary(config.name, workload, size, result)
-    console.print(f"full statistics: {path}")
+    console.print(f"full statistics: {escape(str(path))}")
 
 
 @contextmanager
