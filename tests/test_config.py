@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 import ndpsim.config
 from ndpsim.config import merge, parse_overrides, preset_names
+from ndpsim.energy import load_energy_table
 from ndpsim.errors import ConfigError
 from ndpsim.hw.dram.spec import load_dram_preset
 from ndpsim.systems.gpu import load_system_config, system_preset_names
@@ -380,3 +381,13 @@ def test_a_bad_key_of_a_dram_preset_is_located_by_its_line(presets):
     with pytest.raises(ConfigError, match=re.escape("'timing.CL'")) as info:
         load_dram_preset("hbm2")
     assert f"(got 0) (line {line})" in str(info.value)
+
+
+def test_a_bad_energy_override_is_blamed_on_the_overrides_not_on_the_table_file():
+    assert load_energy_table("default", {"sm": {"alu_lane_pj": 2.5}}).sm.alu_lane_pj == 2.5
+    with pytest.raises(ConfigError) as info:
+        load_energy_table("default", {"sm": {"alu_lane_pj": -1.0, "alu_pj": 1.0}})
+    message = str(info.value)
+    assert message.startswith("overrides of energy table 'default': ")
+    assert "'sm.alu_lane_pj'" in message and "(got -1.0)" in message and "line" not in message
+    assert "unknown key 'sm.alu_pj' (did you mean 'alu_lane_pj'?)" in message

@@ -52,8 +52,14 @@ class EnergyTable(Strict):
 
 
 def load_energy_table(name: str, overrides: dict | None = None) -> EnergyTable:
+    """An energy table by name, with optional nested overrides (validated like the file, and
+    blamed on the overrides)."""
     path = preset_path("energy", name)
-    return validate(EnergyTable, merge(load_toml(path), overrides or {}), str(path), [path])
+    data = load_toml(path)
+    table = validate(EnergyTable, data, str(path), [path])
+    if overrides:
+        table = validate(EnergyTable, merge(data, overrides), f"overrides of energy table {name!r}")
+    return table
 
 
 def gpu_energy(
