@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 import ndpsim.config
-from ndpsim.config import merge, parse_overrides, preset_names
+from ndpsim.config import merge, parse_overrides, preset_names, preset_path
 from ndpsim.energy import load_energy_table
 from ndpsim.errors import ConfigError
 from ndpsim.hw.dram.spec import load_dram_preset
-from ndpsim.systems.gpu import load_system_config, system_preset_names
+from ndpsim.systems.gpu import load_system_config, system_preset_names, system_settings
 
 TOM_SM = """
 [sm]
@@ -391,3 +391,27 @@ def test_a_bad_energy_override_is_blamed_on_the_overrides_not_on_the_table_file(
     assert message.startswith("overrides of energy table 'default': ")
     assert "'sm.alu_lane_pj'" in message and "(got -1.0)" in message and "line" not in message
     assert "unknown key 'sm.alu_pj' (did you mean 'alu_lane_pj'?)" in message
+
+
+def test_settings_name_the_file_and_line_the_override_or_the_default_behind_each_value():
+    by_key = {s.key: s for s in system_settings("tom-ndp", {"sm": {"count": 32}})}
+    assert by_key["sm.count"].value == 32 and by_key["sm.count"].origin == "--set"
+    ndp = preset_path("systems", "tom-ndp")
+    stacks = next(i for i, t in enumerate(ndp.read_text().splitlines(), 1) if "stack_warps" in t)
+    assert by_key["ndp.stack_warps"].origin == f"tom-ndp.toml:{stacks}"
+    assert by_key["ndp.stack_warps"].comment == "TOM Table 1: 1 SM per memory stack, 48 warps"
+    clock = by_key["sm.clock_ghz"]  # inherited, under a header that cites its source
+    assert clock.value == 1.4 and clock.origin.startswith("tom-baseline.toml:")
+    assert clock.comment == "[sm] TOM Table 1"
+    alu = by_key["sm.latency_alu"]
+    assert alu.origin == "default" and alu.value == 6 and alu.description == "cycles"
+    assert by_key["ndp.nsu_clock_ghz"].value is None
+    assert len(by_key) == len(system_settings("tom-ndp"))  # every key, overridden or not
+
+
+def test_every_value_a_shipped_system_preset_sets_cites_a_source_or_says_assumption():
+    """The README promises that values no paper gives are marked `assumption` in the files."""
+    for name in system_preset_names():
+        for setting in system_settings(name):
+            if setting.origin != "default" and setting.key not in ("name", "description"):
+                assert setting.comment, f"{name}: {setting.key} ({setting.origin}) cites nothing"

@@ -164,3 +164,13 @@ def test_every_key_of_a_written_document_is_found_where_it_was_written(document)
     keys = key_lines(text)
     for path, line in where.items():
         assert keys.find(path) == line
+
+
+def test_the_comment_ending_a_key_or_header_line_is_kept():
+    keys = key_lines(DOCUMENT)
+    assert keys.comments[("title",)] == "trailing [comment]"
+    assert ("sm", "count") not in keys.comments
+    assert ("sm", "list") not in keys.comments  # its comment is on a later line of its value
+    text = '[l1]   # TOM Table 1\nways = 4 # "quoted" # twice\nname = "a # b"\n'
+    keys = key_lines(text)
+    assert keys.comments == {("l1",): "TOM Table 1", ("l1", "ways"): '"quoted" # twice'}

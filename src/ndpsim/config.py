@@ -11,6 +11,7 @@ import ast
 import difflib
 import tomllib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeVar, get_args
 
@@ -114,10 +115,7 @@ class _Locator:
 def _expected_keys(model: type[BaseModel], path: tuple[str, ...]) -> str:
     """What the section holding the unknown key ``path`` accepts: the closest spelling, or the
     list of its keys."""
-    section: type[BaseModel] | None = model
-    for part in path[:-1]:
-        field = section.model_fields.get(part) if section else None
-        section = _section_model(field.annotation) if field else None
+    section = _section_of(model, path)
     if section is None:
         return ""
     names = list(section.model_fields)
@@ -126,6 +124,16 @@ def _expected_keys(model: type[BaseModel], path: tuple[str, ...]) -> str:
         return f"did you mean '{close[0]}'?"
     where = f"[{'.'.join(path[:-1])}]" if len(path) > 1 else "the top level"
     return f"{where} takes {', '.join(names)}"
+
+
+def _section_of(model: type[BaseModel], path: tuple[str, ...]) -> type[BaseModel] | None:
+    """The config model of the section holding the dotted key ``path`` (None if that is not a
+    section of models, e.g. a free-form table)."""
+    section: type[BaseModel] | None = model
+    for part in path[:-1]:
+        field = section.model_fields.get(part) if section else None
+        section = _section_model(field.annotation) if field else None
+    return section
 
 
 def _section_model(annotation: Any) -> type[BaseModel] | None:
@@ -137,6 +145,75 @@ def _section_model(annotation: Any) -> type[BaseModel] | None:
         if found is not None:
             return found
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One key of a loaded config and where its value comes from."""
+
+    key: str  # dotted
+    value: Any
+    origin: str  # "FILE:LINE" of the file that set it, "--set", or "default"
+    comment: str  # on the line that set it, else "[section] " + its section header's ("" if none)
+    description: str  # what the key means, from the config model
+
+
+def settings(
+    config: BaseModel, files: Sequence[Path | str], overrides: dict | None
+) -> list[Setting]:
+    """Every key of ``config`` with its value and origin: an override, the first of ``files``
+    (a preset, then its bases) that sets it, or the model's default. Answers "what does this
+    preset really simulate, and on whose authority?" without reading a chain of files."""
+    indexed = [(_shown(f), file_key_lines(f)) for f in files]
+    out = []
+    for path, value in _leaves(config.model_dump(mode="json"), ()):
+        origin, comment = "default", ""
+        if _overridden(overrides or {}, path):
+            origin = "--set"
+        else:
+            for name, keys in indexed:
+                line = keys.find(path)
+                if line is not None:
+                    origin = f"{name}:{line}"
+                    comment = keys.comments.get(path, "")
+                    section = path[:-1]
+                    if not comment and section in keys.comments:
+                        comment = f"[{'.'.join(section)}] {keys.comments[section]}"
+                    break
+        description = _description(type(config), path)
+        out.append(Setting(".".join(path), value, origin, comment, description))
+    return out
+
+
+def _description(model: type[BaseModel], path: tuple[str, ...]) -> str:
+    section = _section_of(model, path)
+    field = section.model_fields.get(path[-1]) if section else None
+    return (field.description or "") if field else ""
+
+
+def _leaves(node: Any, path: tuple[str, ...]):
+    if isinstance(node, dict) and node:
+        for key, value in node.items():
+            yield from _leaves(value, (*path, key))
+    else:
+        yield path, node
+
+
+def _overridden(overrides: dict, path: tuple[str, ...]) -> bool:
+    node: Any = overrides
+    for part in path:
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+        if not isinstance(node, dict):
+            return True
+    return True
+
+
+def _shown(path: Path | str) -> str:
+    """A shipped preset by its file name, a user's file as given."""
+    resolved = Path(path).resolve()
+    return resolved.name if resolved.is_relative_to(PRESET_ROOT) else str(path)
 
 
 def load_toml(path: Path) -> dict:

@@ -22,10 +22,12 @@ _BARE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 @dataclass(frozen=True, slots=True)
 class KeyLines:
     """The 1-based line of every table header and every ``key = value`` of one file, by dotted
-    path (array-of-tables headers by their first occurrence)."""
+    path (array-of-tables headers by their first occurrence), and the comment that ends that
+    line, where there is one (presets cite their sources there)."""
 
     lines: dict[tuple[str, ...], int]
     headers: frozenset[tuple[str, ...]]
+    comments: dict[tuple[str, ...], str]
 
     def find(self, path: tuple[str, ...]) -> int | None:
         """The line that sets ``path``: the key itself, or else the ``key = {...}`` or
@@ -44,6 +46,8 @@ def key_lines(text: str) -> KeyLines:
     """Index the keys of a TOML document (see :class:`KeyLines`)."""
     lines: dict[tuple[str, ...], int] = {}
     headers: set[tuple[str, ...]] = set()
+    comments: dict[tuple[str, ...], str] = {}
+    last: tuple[str, ...] = ()  # the key or header most recently found
     table: tuple[str, ...] = ()
     line = 1
     depth = 0  # open brackets and braces of the current value
@@ -59,19 +63,23 @@ def key_lines(text: str) -> KeyLines:
                 double = text.startswith("[[", i)
                 path, i = _key_path(text, i + (2 if double else 1))
                 i += 2 if double else 1  # the closing bracket(s)
-                table = path
+                table = last = path
                 lines.setdefault(path, line)
                 headers.add(path)
                 continue
             if text[i] in _BARE or text[i] in "\"'":
                 path, i = _key_path(text, i)
                 i += 1  # the '='
-                lines.setdefault(table + path, line)
+                last = table + path
+                lines.setdefault(last, line)
                 continue
         c = text[i]
         if c == "#":
-            while i < n and text[i] != "\n":
-                i += 1
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            if last and lines[last] == line:
+                comments.setdefault(last, text[i + 1 : end].strip())
+            i = end
             continue
         if c in "\"'":
             end = _string_end(text, i)
@@ -86,7 +94,7 @@ def key_lines(text: str) -> KeyLines:
             line += 1
             at_line_start = True
         i += 1
-    return KeyLines(lines, frozenset(headers))
+    return KeyLines(lines, frozenset(headers), comments)
 
 
 def file_key_lines(path: Path | str) -> KeyLines:

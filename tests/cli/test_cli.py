@@ -214,6 +214,21 @@ def test_systems_lists_the_presets():
     assert "gpu-baseline" in result.output and "sndp-baseline" in result.output
 
 
+def test_systems_shows_every_key_of_a_preset_and_what_set_it():
+    result = runner.invoke(
+        app, ["systems", "tom-ndp", "--set", "sm.count=32"], env={"COLUMNS": "200"}
+    )
+    assert result.exit_code == 0, result.output
+    rows = {line.split("│")[1].strip(): line for line in result.output.splitlines() if "│" in line}
+    assert "32" in rows["sm.count"] and "--set" in rows["sm.count"]
+    assert (
+        "tom-baseline.toml:" in rows["sm.clock_ghz"] and "[sm] TOM Table 1" in rows["sm.clock_ghz"]
+    )
+    assert "default" in rows["sm.latency_alu"]
+    bad = runner.invoke(app, ["systems", "tom-ndp", "--set", "sm.cuont=1"])
+    assert bad.exit_code == 2 and "did you mean 'count'?" in bad.output
+
+
 def test_dram_trace_reports_cycles_row_outcomes_and_latency(tmp_path):
     trace = tmp_path / "t.ldst"
     lines = [f"LD {64 * i:#x}" for i in range(256)] + [

@@ -15,7 +15,12 @@ from ndpsim.cli.main import app, console, reports_errors
 from ndpsim.cli.paths import output_file
 from ndpsim.compilation import COMPILING_NOTICE, watching_compilation
 from ndpsim.config import parse_overrides
-from ndpsim.systems.gpu import GpuSystem, load_system_config, system_preset_names
+from ndpsim.systems.gpu import (
+    GpuSystem,
+    load_system_config,
+    system_preset_names,
+    system_settings,
+)
 from ndpsim.workloads import SIZES, get_workload, kernel_module, run_workload
 
 
@@ -151,11 +156,30 @@ def offload_rows(offload: dict | None, time_us: float) -> list[tuple[str, str]]:
 
 @app.command("systems")
 @reports_errors
-def list_systems() -> None:
-    """List the system presets."""
-    table = Table()
-    table.add_column("system")
-    table.add_column("description")
-    for name in system_preset_names():
-        table.add_row(name, load_system_config(name).description)
+def list_systems(
+    name: str = typer.Argument(
+        None, help="A preset (or .toml file) to show key by key; omit to list the presets."
+    ),
+    overrides: list[str] = typer.Option(
+        [], "--set", help="Override a config key, e.g. --set sm.count=64 (repeatable)."
+    ),
+) -> None:
+    """List the system presets, or show every key of one with the file and line that set it."""
+    if name is None:
+        table = Table()
+        table.add_column("system")
+        table.add_column("description")
+        for preset in system_preset_names():
+            table.add_row(preset, load_system_config(preset).description)
+        console.print(table)
+        return
+    table = Table(title=f"{name}: every key, and what set it")
+    for column in ("key", "value", "set by", "note"):
+        table.add_column(column, overflow="fold")
+    for setting in system_settings(name, parse_overrides(overrides)):
+        value = "-" if setting.value is None else json.dumps(setting.value)
+        note = escape(setting.comment)
+        if setting.description:
+            note += ("\n" if note else "") + f"[dim]{escape(setting.description)}[/]"
+        table.add_row(escape(setting.key), escape(value), escape(setting.origin), note)
     console.print(table)

@@ -1,6 +1,11 @@
 """GPU systems: a GPU with SMs, caches and a crossbar, attached to memory cubes over links."""
 
-from ndpsim.systems.gpu.config import GpuSystemConfig, load_system_config, system_preset_names
+from ndpsim.systems.gpu.config import (
+    GpuSystemConfig,
+    load_system_config,
+    system_preset_names,
+    system_settings,
+)
 from ndpsim.systems.gpu.system import GpuRunResult, GpuSystem
 
 __all__ = [
@@ -9,4 +14,5 @@ __all__ = [
     "GpuSystemConfig",
     "load_system_config",
     "system_preset_names",
+    "system_settings",
 ]

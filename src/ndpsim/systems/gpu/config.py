@@ -16,11 +16,13 @@ from ndpsim.config import (
     Gbps,
     LatencyNs,
     OptionalGbps,
+    Setting,
     Strict,
     load_toml,
     merge,
     preset_names,
     preset_path,
+    settings,
     validate,
 )
 from ndpsim.energy import load_energy_table
@@ -232,3 +234,11 @@ def load_system_config(name: str, overrides: dict | None = None) -> GpuSystemCon
     if overrides:
         config = _validate(merge(data, overrides), f"overrides of preset {name!r}", [])
     return config
+
+
+def system_settings(name: str, overrides: dict | None = None) -> list[Setting]:
+    """Every key of a system preset as it loads (overrides applied), with the file and line of
+    the preset or base that set it, ``--set``, or ``default``, and the comment citing it."""
+    config = load_system_config(name, overrides)
+    _, source, bases = _preset_data(name)
+    return settings(config, [source, *bases], overrides)
