@@ -2,7 +2,7 @@
 
 A config is validated completely when it is loaded: an unknown key, a missing one, or a value out
 of range is a :class:`ConfigError` naming the file, the line and the dotted key, before anything
-runs.
+runs. :func:`settings` lists a loaded config key by key with the file and line behind each value.
 """
 
 from __future__ import annotations
