@@ -63,17 +63,17 @@ def validate(model: type[M], data: dict, source: str, files: Sequence[Path | str
     try:
         return model.model_validate(data)
     except ValidationError as error:
-        locate = _Locator(files, source)
+        sources = _Sources(files)
         problems = []
         for item in error.errors():
             path = tuple(str(p) for p in item["loc"])
             key = ".".join(path) or "(top level)"
             if item["type"] == "extra_forbidden":
                 problem = f"unknown key '{key}'"
-                notes = [locate(path), _expected_keys(model, path)]
+                notes = [sources.cite(path, source), _expected_keys(model, path)]
             elif item["type"] == "missing":
                 problem = f"missing key '{key}'"
-                section = locate(path[:-1])
+                section = sources.cite(path[:-1], source)
                 notes = [f"[{'.'.join(path[:-1])}] is at {section}" if section else ""]
             elif item["type"] == "value_error":
                 message = item["msg"].removeprefix("Value error, ")
@@ -82,34 +82,42 @@ def validate(model: type[M], data: dict, source: str, files: Sequence[Path | str
                     problem = f"'{key}': {message}"
                 else:
                     problem = f"'{key}': {message} (got {item.get('input')!r})"
-                notes = [locate(path)]
+                notes = [sources.cite(path, source)]
             else:
                 problem = f"'{key}': {item['msg']} (got {item.get('input')!r})"
-                notes = [locate(path)]
+                notes = [sources.cite(path, source)]
             notes = [note for note in notes if note]
             problems.append(f"{problem} ({'; '.join(notes)})" if notes else problem)
         raise ConfigError(f"{source}: " + "; ".join(problems)) from None
 
 
-class _Locator:
-    """Where a dotted key was set: ``line N`` in the file the error is blamed on, ``FILE:N`` in
-    another (a base preset). The files are indexed only when an error needs them."""
+class _Sources:
+    """The TOML files a config was read from, the one that wins a key first (a preset before
+    its base), indexed by key on first use: errors and ``settings`` only."""
 
-    def __init__(self, files: Sequence[Path | str], source: str):
+    def __init__(self, files: Sequence[Path | str]):
         self.files = [str(f) for f in files]
-        self.source = source
         self.index: list[KeyLines] | None = None
 
-    def __call__(self, path: tuple[str, ...]) -> str:
+    def where(self, path: tuple[str, ...]) -> tuple[str, int, KeyLines] | None:
+        """The file and line that set the dotted key ``path``, and that file's index."""
         if not path or not self.files:
-            return ""
+            return None
         if self.index is None:
             self.index = [file_key_lines(f) for f in self.files]
         for name, keys in zip(self.files, self.index, strict=True):
             line = keys.find(path)
             if line is not None:
-                return f"line {line}" if name == self.source else f"{name}:{line}"
-        return ""
+                return name, line, keys
+        return None
+
+    def cite(self, path: tuple[str, ...], source: str) -> str:
+        """``line N`` in the file an error is blamed on, ``FILE:N`` in another (a base)."""
+        found = self.where(path)
+        if found is None:
+            return ""
+        name, line, _ = found
+        return f"line {line}" if name == source else f"{name}:{line}"
 
 
 def _expected_keys(model: type[BaseModel], path: tuple[str, ...]) -> str:
@@ -164,22 +172,19 @@ def settings(
     """Every key of ``config`` with its value and origin: an override, the first of ``files``
     (a preset, then its bases) that sets it, or the model's default. Answers "what does this
     preset really simulate, and on whose authority?" without reading a chain of files."""
-    indexed = [(_shown(f), file_key_lines(f)) for f in files]
+    sources = _Sources(files)
     out = []
     for path, value in _leaves(config.model_dump(mode="json"), ()):
         origin, comment = "default", ""
         if _overridden(overrides or {}, path):
             origin = "--set"
-        else:
-            for name, keys in indexed:
-                line = keys.find(path)
-                if line is not None:
-                    origin = f"{name}:{line}"
-                    comment = keys.comments.get(path, "")
-                    section = path[:-1]
-                    if not comment and section in keys.comments:
-                        comment = f"[{'.'.join(section)}] {keys.comments[section]}"
-                    break
+        elif (found := sources.where(path)) is not None:
+            name, line, keys = found
+            origin = f"{_shown(name)}:{line}"
+            comment = keys.comments.get(path, "")
+            section = path[:-1]
+            if not comment and section in keys.comments:
+                comment = f"[{'.'.join(section)}] {keys.comments[section]}"
         description = _description(type(config), path)
         out.append(Setting(".".join(path), value, origin, comment, description))
     return out

@@ -229,16 +229,21 @@ def load_system_config(name: str, overrides: dict | None = None) -> GpuSystemCon
     """A system preset by name with nested overrides applied, fully validated (the DRAM preset
     and energy table it names included). A bad preset is blamed on its file, a bad override on
     the overrides."""
-    data, source, bases = _preset_data(name)
-    config = _validate(data, source, [source, *bases])
-    if overrides:
-        config = _validate(merge(data, overrides), f"overrides of preset {name!r}", [])
-    return config
+    return _load(name, overrides)[0]
 
 
 def system_settings(name: str, overrides: dict | None = None) -> list[Setting]:
     """Every key of a system preset as it loads (overrides applied), with the file and line of
     the preset or base that set it, ``--set``, or ``default``, and the comment citing it."""
-    config = load_system_config(name, overrides)
-    _, source, bases = _preset_data(name)
-    return settings(config, [source, *bases], overrides)
+    config, files = _load(name, overrides)
+    return settings(config, files, overrides)
+
+
+def _load(name: str, overrides: dict | None) -> tuple[GpuSystemConfig, list[str]]:
+    """The validated config and the files it was read from (the preset, then its bases)."""
+    data, source, bases = _preset_data(name)
+    files = [source, *bases]
+    config = _validate(data, source, files)
+    if overrides:
+        config = _validate(merge(data, overrides), f"overrides of preset {name!r}", [])
+    return config, files
