@@ -251,6 +251,18 @@ def preset_path(kind: str, name: str) -> Path:
     return path
 
 
+def load_preset(model: type[M], kind: str, name: str, overrides: dict | None, what: str) -> M:
+    """A preset of ``kind`` validated as ``model``. Overrides are validated after the file and
+    blamed on the overrides (``what`` names the preset in that message, e.g. "DRAM preset"), so
+    a bad override is never reported as an error of the file."""
+    path = preset_path(kind, name)
+    data = load_toml(path)
+    loaded = validate(model, data, str(path), [path])
+    if overrides:
+        loaded = validate(model, merge(data, overrides), f"overrides of {what} {name!r}")
+    return loaded
+
+
 def merge(base: dict, extra: dict) -> dict:
     """``base`` with ``extra`` laid over it, nested tables merged key by key."""
     out = dict(base)

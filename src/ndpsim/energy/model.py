@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ndpsim.config import Strict, load_toml, merge, preset_path, validate
+from ndpsim.config import Strict, load_preset
 
 
 class SmEnergy(Strict):
@@ -54,12 +54,7 @@ class EnergyTable(Strict):
 def load_energy_table(name: str, overrides: dict | None = None) -> EnergyTable:
     """An energy table by name, with optional nested overrides (validated like the file, and
     blamed on the overrides)."""
-    path = preset_path("energy", name)
-    data = load_toml(path)
-    table = validate(EnergyTable, data, str(path), [path])
-    if overrides:
-        table = validate(EnergyTable, merge(data, overrides), f"overrides of energy table {name!r}")
-    return table
+    return load_preset(EnergyTable, "energy", name, overrides, "energy table")
 
 
 def gpu_energy(

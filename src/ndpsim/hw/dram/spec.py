@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from ndpsim.config import Strict, load_toml, merge, preset_names, preset_path, validate
+from ndpsim.config import Strict, load_preset, preset_names
 from ndpsim.engine.clock import PS_PER_NS
 
 
@@ -204,12 +204,7 @@ def dram_preset_names() -> list[str]:
 
 def load_dram_preset(name: str, overrides: dict | None = None) -> DramPreset:
     """A DRAM preset by name, with optional nested overrides (validated like the file)."""
-    path = preset_path("dram", name)
-    data = load_toml(path)
-    preset = validate(DramPreset, data, str(path), [path])
-    if overrides:
-        preset = validate(DramPreset, merge(data, overrides), f"overrides of DRAM preset {name!r}")
-    return preset
+    return load_preset(DramPreset, "dram", name, overrides, "DRAM preset")
 
 
 def cycles(ns: float, timing: Timing) -> int:
