@@ -16,6 +16,7 @@ from ndpsim.analysis.tom import (
     TripCondition,
     bandwidth_change,
     break_even_trips,
+    thread_live_registers,
     tom_candidates,
 )
 from ndpsim.frontend.ir import Function, Space
@@ -217,7 +218,7 @@ def test_a_register_written_only_under_a_guard_is_sent_and_returned(guard):
         ret;
         """
     )
-    (c,) = tom_candidates(f)
+    (c,) = tom_candidates(f, "maximal")  # with the counter's initialization
     assert (c.begin, c.end) == (3, 11) and c.live_out == ("%f7",)
     if guard:  # lanes whose guard is false must get their old %f7 back
         assert set(c.live_in) == {"%rd1", "%f7"}
@@ -296,7 +297,7 @@ def loop_kernel(bound: str, body: str = "") -> Function:
 
 def test_a_static_trip_count_multiplies_the_loop_bodys_accesses():
     f = loop_kernel("10")
-    (c,) = tom_candidates(f)
+    (c,) = tom_candidates(f, "maximal")
     assert (c.begin, c.end) == (3, 11) and c.loop_kind == "static" and c.trips == 10
     assert c.live_in == ("%rd1",) and c.live_out == ("%f2",)
     assert (c.n_ld, c.n_st, c.ld_executions, c.st_executions) == (1, 0, 10, 0)
@@ -308,7 +309,7 @@ def test_a_count_known_at_loop_entry_makes_a_conditional_candidate():
     f = loop_kernel("%r9")
     (loop,) = analyze(f).loops
     assert loop.trip_count_kind is TripCountKind.ENTRY
-    (c,) = tom_candidates(f)
+    (c,) = tom_candidates(f, "maximal")
     assert c.loop_kind == "entry" and c.conditional and c.loop_header_pc == 6
     assert set(c.live_in) == {"%rd1", "%r9"} and c.live_out == ("%f2",)
     # One iteration costs 3 registers (96 words) and saves 16.5: break-even at six.
@@ -325,7 +326,7 @@ def test_a_count_discovered_while_iterating_counts_once():
     f = loop_kernel("%r2", body="ld.global.u32 %r2, [%rd2+4];\nst.global.f32 [%rd2+8], %f2;")
     (loop,) = analyze(f).loops
     assert loop.trip_count_kind is TripCountKind.DYNAMIC
-    (c,) = tom_candidates(f)
+    (c,) = tom_candidates(f, "maximal")
     assert c.loop_kind == "dynamic" and not c.conditional and c.trips == 1
     assert (c.ld_executions, c.st_executions) == (c.n_ld, c.n_st) == (2, 1)
 
@@ -369,6 +370,88 @@ def test_a_printed_condition_agrees_with_the_exact_trip_count(
     text = condition.text(threshold)
     if trips is not None and not text.startswith("trips("):
         assert _condition_holds(text, registers) == (trips >= threshold)
+
+
+# ----------------------------------------------------------------------- the block rules
+TWO_LOOPS = """
+        ld.param.u64 %rd1, [k_p0];
+        ld.param.u32 %r9, [k_p1];
+        cvta.to.global.u64 %rd2, %rd1;
+        ld.global.f32 %f5, [%rd2+256];
+        mov.u32 %r1, 0;
+    $FIRST:
+        ld.global.f32 %f1, [%rd2];
+        st.global.f32 [%rd2+4], %f1;
+        add.s64 %rd2, %rd2, 8;
+        add.s32 %r1, %r1, 1;
+        setp.lt.s32 %p1, %r1, %r9;
+        @%p1 bra $FIRST;
+        ld.global.f32 %f6, [%rd2+512];
+        mov.u32 %r2, 0;
+    $SECOND:
+        ld.global.f32 %f2, [%rd2];
+        st.global.f32 [%rd2+4], %f2;
+        add.s64 %rd2, %rd2, 8;
+        add.s32 %r2, %r2, 1;
+        setp.lt.s32 %p2, %r2, %r9;
+        @%p2 bra $SECOND;
+        st.global.f32 [%rd2+1024], %f5;
+        st.global.f32 [%rd2+1028], %f6;
+        ret;
+        """
+
+
+def test_the_loops_rule_makes_each_loop_a_block_of_its_own_as_figure_4_does():
+    f = kernel(TWO_LOOPS)
+    loops = analyze(f).loops
+    spans = sorted((loop.start_pc, loop.end_pc - 1) for loop in loops)
+    assert spans == [(5, 10), (13, 18)]
+    by_loops = tom_candidates(f)
+    for begin, end in spans:  # each loop exactly, conditional on its count
+        c = covering(by_loops, begin, end)
+        assert (c.begin, c.end) == (begin, end) and c.conditional
+    # no block holds a loop and the code before or after it
+    for c in by_loops:
+        held = [s for s in spans if c.begin <= s[0] and s[1] <= c.end]
+        assert held in ([], [(c.begin, c.end)])
+    # the maximal rule merges the first loop with code before it (the counter's reset)
+    assert tom_candidates(f, "maximal")[0].begin < spans[0][0]
+
+
+def test_the_rules_are_named_and_an_unknown_one_is_refused():
+    f = kernel(TWO_LOOPS)
+    assert tom_candidates(f, "loops") is tom_candidates(f)  # the default, computed once
+    with pytest.raises(ValueError, match="maximal"):
+        tom_candidates(f, "largest")
+
+
+def test_a_blocks_live_registers_are_its_own_live_at_once_in_32_bit_slots():
+    f = kernel(
+        """
+        ld.param.u64 %rd1, [k_p0];
+        ld.param.u32 %r9, [k_p1];
+        mov.f32 %f7, 0f3F800000;
+        bar.sync 0;
+        ld.global.f32 %f1, [%rd1];
+        ld.global.f32 %f2, [%rd1+128];
+        ld.global.f32 %f3, [%rd1+256];
+        ld.global.f32 %f4, [%rd1+384];
+        add.f32 %f5, %f1, %f2;
+        add.f32 %f6, %f3, %f4;
+        st.global.f32 [%rd1+512], %f5;
+        st.global.u32 [%rd1+640], %r9;
+        bar.sync 0;
+        st.shared.f32 [buf], %f6;
+        st.shared.f32 [buf+4], %f7;
+        ret;
+        """
+    )
+    (c,) = tom_candidates(f)
+    assert (c.begin, c.end) == (4, 11)
+    # before pc 8: %rd1 (two slots), %r9 and %f1-%f4; %f7 is live but not the block's own
+    assert c.live_registers == 2 + 1 + 4
+    assert c.as_dict()["live_registers"] == 7
+    assert thread_live_registers(f) == 2 + 1 + 4 + 1  # the thread also holds %f7
 
 
 # ------------------------------------------------------------------------------ the suite
@@ -415,6 +498,13 @@ def test_every_suite_kernel_yields_disjoint_blocks_that_obey_the_rules(ptx):
                 assert c.saving > 0
                 assert c.tag == (TAG_TX if c.bw_tx < 0 else 0) | (TAG_RX if c.bw_rx < 0 else 0)
             assert c.as_dict()["begin_pc"] == c.begin
+            assert 0 < c.live_registers <= thread_live_registers(f)
+            whole = [lp for lp in a.loops if c.begin <= lp.start_pc and lp.end_pc - 1 <= c.end]
+            if whole:  # the loops rule: a block holding a loop is exactly that loop
+                assert (c.begin, c.end) == (
+                    min(lp.start_pc for lp in whole),
+                    max(lp.end_pc for lp in whole) - 1,
+                )
 
 
 def test_lib_offloads_each_figure_4_loop_when_it_runs_four_times():
@@ -435,13 +525,24 @@ def test_lib_offloads_each_figure_4_loop_when_it_runs_four_times():
         if accesses(loop, Access.LOAD) == 1 and accesses(loop, Access.STORE) == 1
     ]
     assert len(figure_4) == 2
-    candidates = tom_candidates(f)
+    # the maximal rule starts each block at the loop counter's initialization to 0, which the
+    # paper's five inputs do not count either
+    candidates = tom_candidates(f, "maximal")
     for loop in figure_4:
         assert loop.trip_count_kind is TripCountKind.ENTRY
         c = covering(candidates, loop.start_pc, loop.end_pc - 1)
         assert c.conditional and c.threshold == 4 and c.tag == TAG_RX
         assert c.loop_header_pc == a.cfg[loop.header].start
         assert c.condition.endswith(">= 4") and c.condition_register in c.live_in
+    # the loops rule makes each loop, exactly, a block: the first then needs its counter and
+    # two pointers besides the paper's five inputs, and breaks even at five iterations
+    loops = tom_candidates(f)
+    thresholds = []
+    for loop in figure_4:
+        c = covering(loops, loop.start_pc, loop.end_pc - 1)
+        assert (c.begin, c.end) == (loop.start_pc, loop.end_pc - 1) and c.conditional
+        thresholds.append((len(c.live_in), c.threshold))
+    assert thresholds == [(7, 5), (5, 4)]
 
 
 def test_vadd_offloads_its_two_loads_and_its_store_together():

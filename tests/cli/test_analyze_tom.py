@@ -37,3 +37,23 @@ def test_analyze_tom_says_when_a_kernel_has_no_candidate():
     result = runner.invoke(app, ["analyze", "--tom", str(KERNEL_DIR / "hist.ptx")])
     assert result.exit_code == 0, result.output
     assert "0 TOM offload candidates" in result.output
+
+
+def test_analyze_tom_blocks_chooses_the_rule_and_reports_live_registers():
+    cfd = str(KERNEL_DIR / "cfd.ptx")
+
+    def flux(rule):
+        result = runner.invoke(app, ["analyze", "--tom", "--json", "--blocks", rule, cfd])
+        assert result.exit_code == 0, result.output
+        functions = {f["name"]: f for f in json.loads(result.output)["functions"]}
+        return functions["cfd_flux"]
+
+    loops, maximal = flux("loops"), flux("maximal")
+    assert (loops["blocks"], maximal["blocks"]) == ("loops", "maximal")
+    # the maximal rule takes the whole thread, its neighbour loop and all; the loops rule does not
+    (whole,) = maximal["tom_candidates"]
+    assert whole["live_registers"] == maximal["thread_live_registers"]
+    assert all(c["live_registers"] < loops["thread_live_registers"]
+               for c in loops["tom_candidates"])  # fmt: skip
+    refused = runner.invoke(app, ["analyze", "--tom", "--blocks", "largest", cfd])
+    assert refused.exit_code != 0 and "loops, maximal" in refused.output

@@ -16,13 +16,17 @@ def _configs(variants):
 
 
 def test_an_ndp_key_changes_the_ndp_systems_and_leaves_the_baseline_without_stack_processors():
-    variants, changed = apply_overrides(tom.variants(), parse_overrides(["ndp.pcie_gbps=320"]))
+    variants, changed = apply_overrides(
+        tom.variants(), parse_overrides(["ndp.pcie_latency_ns=500"])
+    )
     configs = _configs(variants)
     assert configs["baseline"].ndp is None
     for name in tom.VARIANT_NAMES[1:]:
-        assert configs[name].ndp.pcie_gbps == 320
+        assert configs[name].ndp.pcie_latency_ns == 500
         assert configs[name].ndp.control == (name.startswith("ctrl"))  # its own keys stay
-    assert changed == {"ndp.pcie_gbps": {"value": 320, "systems": list(tom.VARIANT_NAMES[1:])}}
+    assert changed == {
+        "ndp.pcie_latency_ns": {"value": 500, "systems": list(tom.VARIANT_NAMES[1:])}
+    }
 
 
 def test_a_key_of_a_section_every_system_has_changes_them_all():
@@ -56,12 +60,12 @@ def test_the_seed_is_refused_in_favour_of_the_seed_option():
 def test_a_key_no_system_run_has_is_refused():
     baseline_only = tom.variants(names={"baseline"})
     with pytest.raises(ConfigError, match=r"none of the systems run \(baseline\) has a \[ndp\]"):
-        apply_overrides(baseline_only, parse_overrides(["ndp.pcie_gbps=320"]))
+        apply_overrides(baseline_only, parse_overrides(["ndp.pcie_latency_ns=500"]))
 
 
 @pytest.mark.parametrize("assignment, message", [
-    ("ndp.pcie_gbps=-1", "pcie_gbps"),
-    ("ndpp.pcie_gbps=1", "unknown key 'ndpp'"),
+    ("ndp.pcie_latency_ns=-1", "pcie_latency_ns"),
+    ("ndpp.pcie_latency_ns=1", "unknown key 'ndpp'"),
     ("l2.size_bytes=1000", "size_bytes"),
 ])  # fmt: skip
 def test_a_bad_key_or_value_fails_before_anything_runs_naming_the_system(assignment, message):

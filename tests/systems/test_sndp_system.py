@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ndpsim.errors import ConfigError
+from ndpsim.hw.gpu import offload as ofl
 from ndpsim.systems.gpu import GpuSystem, load_system_config
 from ndpsim.systems.offload import target_stacks
 from ndpsim.systems.sndp_ratio import (
@@ -226,3 +227,24 @@ def test_each_launch_is_planned_when_it_runs_and_its_accesses_dropped_after(bfs,
     result = _run(bfs)
     assert kept == [0] * len(run.traces)  # earlier launches' line accesses are gone
     assert result.summary["offload"]["instances"] > 0
+
+
+def test_the_cache_aware_benefit_and_the_register_overhead_are_both_bytes_per_warp():
+    # sec. 7.3 against Equation 1's overhead: a block with two live-ins whose one load per
+    # instance always misses fetches 128 B per warp and costs 2 x 4 B x 32 lanes = 256 B
+    off = ofl.no_offload()._replace(
+        cand_offloaded=np.array([10]),
+        cand_rdf=np.array([10]),  # one line per instance
+        cand_rdf_hits=np.array([0]),
+        cand_stores=np.array([0]),
+        cand_live_in_first=np.array([0, 2]),
+        cand_live_out_first=np.array([0, 0]),
+    )
+    assert ofl.cache_aware_benefit(off, 0) == 128
+    assert ofl._register_overhead(off, 0) == 256
+    # a store per instance adds a word of every lane
+    stores = off._replace(cand_stores=np.array([1]))
+    assert ofl.cache_aware_benefit(stores, 0) == 128 + 4 * 32
+    # four lines, half of them hits: two fetched per warp
+    half = off._replace(cand_rdf=np.array([40]), cand_rdf_hits=np.array([20]))
+    assert ofl.cache_aware_benefit(half, 0) == 2 * 128

@@ -17,6 +17,21 @@ What a block may be (sec. 3.1.4). A block is a contiguous pc range ``[begin, end
 * at most one outermost natural loop is wholly inside (with any loops nested in it), so one trip
   count scales the block's benefit and one condition guards it, as sec. 3.1.3 describes.
 
+Block rules. The paper does not say how far a block may extend, but its text bounds it. Its one
+example (Figure 4, LIBOR) makes each of two loops a candidate of its own, with five live-ins
+apiece, although the code between them is straight-line and one range holding both would share
+those registers and save more. Its statistics describe blocks much smaller than threads: at most
+26 live registers in an offloaded block against 49 for a whole thread (sec. 6.4), and up to
+about 20 candidates in a workload (sec. 6.6 sizes the metadata table at 40 entries, twice the
+most it saw). Two rules are implemented (``blocks``):
+
+* ``"loops"`` (the default): a block is one natural loop, exactly its pc span (with the loops
+  nested in it), or loop-free code: a range containing no whole loop, outside every loop or
+  inside one loop's body. A loop is never merged with the code around it, as in Figure 4.
+* ``"maximal"``: any range obeying the rules above, so a loop and the code around it (often a
+  whole thread, parameter loads included, which cost nothing to repeat) can be one block: the
+  reading of sec. 1's "maximum potential memory bandwidth savings" that ignores Figure 4.
+
 Guarded instructions are fine. Loads from the parameter and constant spaces are allowed and cost
 nothing, because the stack SM runs the same kernel and reads those banks itself. Prefetches are
 allowed and not counted. Special registers (``%tid``, ``%ctaid``, ...) are not live-ins: the
@@ -72,6 +87,7 @@ from ndpsim.analysis.loops import Loop, LoopValue, TripCountKind, trip_count_of
 from ndpsim.frontend.ir import Function, Immediate, Register, Space
 
 __all__ = [
+    "BLOCK_RULES",
     "COALESCING",
     "LINE_WORDS",
     "LOAD_MISS_RATE",
@@ -82,8 +98,12 @@ __all__ = [
     "TripCondition",
     "bandwidth_change",
     "break_even_trips",
+    "thread_live_registers",
     "tom_candidates",
 ]
+
+#: How far a candidate block may extend (see the module docstring).
+BLOCK_RULES = ("loops", "maximal")
 
 #: S_W: threads per warp (TOM Table 1).
 WARP_SIZE = 32
@@ -256,7 +276,9 @@ class TomCandidate:
     ``trips`` is that loop's static count, or 1. ``condition_register`` is the first register of
     the condition (the loop bound when it is a register), and ``trip_condition`` lists every
     register the condition uses and evaluates it. ``loop_ld``/``loop_st`` are the loads and
-    stores that each extra iteration of a conditional loop adds.
+    stores that each extra iteration of a conditional loop adds. ``live_registers`` is the most
+    32-bit registers (a 64-bit one counts twice, predicates not at all) of the block's own that
+    are live at once: what a stack SM must hold per thread to run it (sec. 6.4's statistic).
     """
 
     begin: int
@@ -277,6 +299,7 @@ class TomCandidate:
     tag: int
     loop_ld: float = 0.0
     loop_st: float = 0.0
+    live_registers: int = 0
     trip_condition: TripCondition | None = field(default=None, compare=False)
 
     @property
@@ -353,6 +376,7 @@ class TomCandidate:
             "threshold": self.threshold,
             "loop_ld": self.loop_ld,
             "loop_st": self.loop_st,
+            "live_registers": self.live_registers,
             "bw_tx": self.bw_tx,
             "bw_rx": self.bw_rx,
             "saving": self.saving,
@@ -451,9 +475,19 @@ class _Search:
         self.written = [self._mask(i.defs) for i in insts]
         live = analysis.liveness
         self.live_before = [self._mask(live.live_before(pc)) for pc in range(n)] + [0]
+        self.slots = {
+            name: 0 if function.registers[name].name == "pred"
+            else max(1, function.registers[name].size_bytes // 4)
+            for name in self.names
+        }  # fmt: skip
         # Loops, outermost first.
         self.loops = analysis.loops
         self.loops_ending_at: list[list[Loop]] = [[] for _ in range(n)]
+        # the last pc of the outermost loop whose span starts at each pc, or -1
+        self.loop_end_at = [-1] * n
+        for loop in self.loops:
+            at = loop.start_pc
+            self.loop_end_at[at] = max(self.loop_end_at[at], loop.end_pc - 1)
         self.loops_of_pc: list[tuple[int, ...]] = [()] * n
         for loop in self.loops:
             self.loops_ending_at[loop.end_pc - 1].append(loop)
@@ -591,8 +625,9 @@ class _Search:
         return counts
 
     # ----------------------------------------------------------------------- the ranges
-    def profitable_ranges(self) -> list[_Evaluation]:
-        """Every range obeying the rules whose offloading saves bandwidth (at some count)."""
+    def profitable_ranges(self, rule: str) -> list[_Evaluation]:
+        """Every range obeying the rules, and the block rule ``rule``, whose offloading saves
+        bandwidth (at some count)."""
         n = self.n
         forbidden, is_ld, is_st = self.forbidden, self.is_ld, self.is_st
         lowest_pred, highest_pred = self.lowest_pred, self.highest_pred
@@ -608,6 +643,7 @@ class _Search:
             n_ld = n_st = 0
             whole: list[Loop] = []
             outermost = 0
+            loop_end = self.loop_end_at[begin]
             for end in range(begin, n):
                 if forbidden[end] or lowest_succ[end] < begin:
                     break
@@ -624,6 +660,12 @@ class _Search:
                     whole.extend(lp for lp in self.loops_ending_at[end] if lp.start_pc >= begin)
                     held = {loop.index for loop in whole}
                     outermost = sum(loop.parent not in held for loop in whole)
+                if rule == "loops" and whole:
+                    # a loop is a block of its own, never merged with the code around it
+                    if end > loop_end:
+                        break
+                    if end < loop_end:
+                        continue
                 if needs_end_at > end or outermost > 1 or not (n_ld or n_st):
                     continue
                 reg_tx = (live_on_entry & touched_mask).bit_count()
@@ -711,6 +753,9 @@ class _Search:
                 e.reg_tx, e.reg_rx, e.ld + extra * e.loop_ld, e.st + extra * e.loop_st
             )
             tag = _tag(*at_threshold)
+        own = touched
+        live_registers = max(self._slots(self.live_before[pc] & own)
+                             for pc in range(e.begin, e.end + 2))  # fmt: skip
         return TomCandidate(
             begin=e.begin,
             end=e.end,
@@ -730,19 +775,47 @@ class _Search:
             tag=tag,
             loop_ld=e.loop_ld,
             loop_st=e.loop_st,
+            live_registers=live_registers,
             trip_condition=e.condition,
         )
 
+    def _slots(self, mask: int) -> int:
+        """32-bit register slots of the registers in ``mask``."""
+        return sum(self.slots[name] for name in self._names(mask))
 
-_CANDIDATES: WeakKeyDictionary[Function, tuple[TomCandidate, ...]] = WeakKeyDictionary()
+    def thread_live_registers(self) -> int:
+        """The most 32-bit register slots live at once anywhere in the function."""
+        return max((self._slots(mask) for mask in self.live_before), default=0)
 
 
-def tom_candidates(function: Function) -> tuple[TomCandidate, ...]:
-    """TOM's offload candidate blocks of ``function``: disjoint, ordered by ``begin``, and
-    computed once per function."""
-    cached = _CANDIDATES.get(function)
+_SEARCHES: WeakKeyDictionary[Function, _Search] = WeakKeyDictionary()
+_CANDIDATES: WeakKeyDictionary[Function, dict[str, tuple[TomCandidate, ...]]] = WeakKeyDictionary()
+
+
+def _search(function: Function) -> _Search:
+    search = _SEARCHES.get(function)
+    if search is None:
+        search = _SEARCHES[function] = _Search(function, analyze(function))
+    return search
+
+
+def tom_candidates(function: Function, blocks: str = "loops") -> tuple[TomCandidate, ...]:
+    """TOM's offload candidate blocks of ``function`` under the block rule ``blocks`` (see
+    :data:`BLOCK_RULES`): disjoint, ordered by ``begin``, and computed once per function and
+    rule."""
+    if blocks not in BLOCK_RULES:
+        raise ValueError(f"unknown TOM block rule {blocks!r}; expected one of {BLOCK_RULES}")
+    by_rule = _CANDIDATES.setdefault(function, {})
+    cached = by_rule.get(blocks)
     if cached is None:
-        search = _Search(function, analyze(function))
-        chosen = search.choose(search.profitable_ranges())
-        cached = _CANDIDATES[function] = tuple(search.candidate(e) for e in chosen)
+        search = _search(function)
+        chosen = search.choose(search.profitable_ranges(blocks))
+        cached = by_rule[blocks] = tuple(search.candidate(e) for e in chosen)
     return cached
+
+
+def thread_live_registers(function: Function) -> int:
+    """The most 32-bit registers live at once in ``function`` (64-bit ones count twice,
+    predicates not at all): a whole thread's register demand, against which sec. 6.4 compares
+    an offloaded block's (:attr:`TomCandidate.live_registers`)."""
+    return _search(function).thread_live_registers()

@@ -10,7 +10,12 @@ from rich.table import Table
 
 from ndpsim.analysis.report import function_report
 from ndpsim.analysis.sndp import SndpBlock, sndp_blocks
-from ndpsim.analysis.tom import TomCandidate, tom_candidates
+from ndpsim.analysis.tom import (
+    BLOCK_RULES,
+    TomCandidate,
+    thread_live_registers,
+    tom_candidates,
+)
 from ndpsim.cli.main import app, console, reports_errors
 from ndpsim.errors import PTXError
 from ndpsim.frontend.parser import parse_ptx_file
@@ -82,35 +87,37 @@ def _loop_text(candidate: TomCandidate) -> str:
     return candidate.loop_kind
 
 
-def _print_tom(function_name: str, num_instructions: int, candidates) -> None:
+def _print_tom(function, candidates) -> None:
     covered = sum(c.num_instructions for c in candidates)
     console.rule(
-        f"[bold]{function_name}[/]  {len(candidates)} TOM offload candidates, "
-        f"{covered} of {num_instructions} instructions"
+        f"[bold]{function.name}[/]  {len(candidates)} TOM offload candidates, "
+        f"{covered} of {len(function.instructions)} instructions; a thread has up to "
+        f"{thread_live_registers(function)} live registers"
     )
     if not candidates:
         console.print("no block saves bandwidth under TOM's estimate")
         return
-    table = Table(title="TOM offload candidates (words per warp)", title_justify="left")
-    for column in ("pcs", "live in", "live out", "N_LD", "N_ST", "loop", "BW_TX", "BW_RX",
-                   "tag", "condition"):  # fmt: skip
-        justify = "right" if column in ("N_LD", "N_ST", "BW_TX", "BW_RX") else "left"
-        table.add_column(column, overflow="fold", justify=justify)
+    table = Table(title="TOM offload candidates (words per warp; live: the most 32-bit "
+                  "registers of the block live at once)", title_justify="left")  # fmt: skip
+    for column in ("pcs", "live in", "live out", "live", "N_LD", "N_ST", "loop", "BW_TX",
+                   "BW_RX", "tag", "condition"):  # fmt: skip
+        right = column in ("live", "N_LD", "N_ST", "BW_TX", "BW_RX")
+        table.add_column(column, overflow="fold", justify="right" if right else "left")
     for c in candidates:
         table.add_row(
             f"{c.begin}-{c.end}", _registers(list(c.live_in)), _registers(list(c.live_out)),
-            str(c.n_ld), str(c.n_st), _loop_text(c), f"{c.bw_tx:g}", f"{c.bw_rx:g}",
-            c.tag_text, c.condition,
+            str(c.live_registers), str(c.n_ld), str(c.n_st), _loop_text(c), f"{c.bw_tx:g}",
+            f"{c.bw_rx:g}", c.tag_text, c.condition,
         )  # fmt: skip
     console.print(table)
 
 
-def _print_sndp(function_name: str, num_instructions: int, blocks: tuple[SndpBlock, ...]) -> None:
+def _print_sndp(function, blocks: tuple[SndpBlock, ...]) -> None:
     covered = sum(b.num_instructions for b in blocks)
     indirect = sum(b.indirect for b in blocks)
     console.rule(
-        f"[bold]{function_name}[/]  {len(blocks)} SNDP offload blocks ({indirect} indirect "
-        f"loads), {covered} of {num_instructions} instructions"
+        f"[bold]{function.name}[/]  {len(blocks)} SNDP offload blocks ({indirect} indirect "
+        f"loads), {covered} of {len(function.instructions)} instructions"
     )
     if not blocks:
         console.print("no block has a positive score under SNDP's Equation 1")
@@ -144,10 +151,18 @@ def analyze(
     sndp: bool = typer.Option(
         False, "--sndp", help="Show SNDP's offload blocks instead (SNDP sec. 3.1-3.2)."
     ),
+    blocks_rule: str = typer.Option(
+        "loops",
+        "--blocks",
+        help=f"TOM's block rule with --tom: {' or '.join(BLOCK_RULES)} (see docs/offload.md).",
+    ),
 ) -> None:
     """Print the basic blocks, loops, liveness and instruction classes of each kernel."""
     if tom and sndp:
         raise typer.BadParameter("give one of --tom and --sndp, not both", param_hint="--sndp")
+    if blocks_rule not in BLOCK_RULES:
+        raise typer.BadParameter(f"expected one of {', '.join(BLOCK_RULES)}, got "
+                                 f"{blocks_rule!r}", param_hint="--blocks")  # fmt: skip
     module = parse_ptx_file(ptx)
     functions = list(module.functions.values())
     if kernel is not None:
@@ -155,21 +170,24 @@ def analyze(
     if not functions:
         raise PTXError(f"{ptx}: defines no function")
     if tom or sndp:  # an offload pass: its blocks, and nothing else
-        find, key, show = (
-            (tom_candidates, "tom_candidates", _print_tom) if tom
-            else (sndp_blocks, "sndp_blocks", _print_sndp)
-        )  # fmt: skip
-        found = [(f, find(f)) for f in functions]
+        if tom:
+            found = [(f, tom_candidates(f, blocks_rule)) for f in functions]
+            key, show = "tom_candidates", _print_tom
+        else:
+            found = [(f, sndp_blocks(f)) for f in functions]
+            key, show = "sndp_blocks", _print_sndp
         if as_json:
             reports = [
                 {"name": f.name, "kernel": f.is_kernel, "num_instructions": len(f.instructions),
+                 **({"blocks": blocks_rule, "thread_live_registers": thread_live_registers(f)}
+                    if tom else {}),
                  key: [block.as_dict() for block in blocks]}
                 for f, blocks in found
             ]  # fmt: skip
             typer.echo(json.dumps({"module": str(ptx), "functions": reports}, indent=2))
             return
         for f, blocks in found:
-            show(f.name, len(f.instructions), blocks)
+            show(f, blocks)
         return
     reports = [function_report(f, instructions=as_json or instructions) for f in functions]
     if as_json:

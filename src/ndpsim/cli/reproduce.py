@@ -82,12 +82,14 @@ def tom(
     internal: float = typer.Option(
         2.0,
         "--internal-bw",
-        help="Internal stack bandwidth, x the 80 GB/s GPU link (the paper: 1 or 2).",
+        help="Internal stack bandwidth, x the 80 GB/s GPU link (its two directions together; "
+        "the paper: 1 or 2).",
     ),
     cross: float = typer.Option(
         0.5,
         "--cross-bw",
-        help="Cross-stack link bandwidth, x the GPU link (the paper: 0.125 to 1).",
+        help="Cross-stack link bandwidth, x the 80 GB/s GPU link (both directions; 0.5: 20 GB/s "
+        "each way; the paper: 0.125 to 1).",
     ),
     assignments: list[str] = SET,
     jobs: int = JOBS,
@@ -138,6 +140,8 @@ def tom(
             report.write_csv(out / f"{stem}_{part}.csv", shown,
                              report.figure_rows(doc, part, shown, None))  # fmt: skip
     _print_mapping(doc)
+    _print_candidates(doc)
+    _print_utilization(doc)
     _say_where(path, out, start)
 
 
@@ -229,6 +233,40 @@ def _print_mapping(doc: dict) -> None:
     table.add_row("paper (average)", "-", f"{paper['baseline mapping']:.2f}",
                   f"{paper['best consecutive bits']:.2f}", f"{paper['learned from 0.1%']:.2f}",
                   "-", style="bold")  # fmt: skip
+    console.print(table)
+
+
+def _print_candidates(doc: dict) -> None:
+    from rich.table import Table
+
+    if not doc["candidates"]:
+        return
+    rule = next(iter(doc["candidates"].values()))["rule"]
+    table = Table(title=f"Candidate blocks ({rule} rule; sec. 6.4 and 6.6)", title_justify="left")
+    for col in ("workload", "blocks", "instructions (mean, max)", "live registers: block max",
+                "thread max"):  # fmt: skip
+        table.add_column(col, justify="right", overflow="fold")
+    for w, c in doc["candidates"].items():
+        sizes = f"{c['instructions_mean']:.0f}, {c['instructions_max']}"
+        table.add_row(w, str(c["blocks"]), sizes, str(c["live_registers_max"]),
+                      str(c["thread_live_registers_max"]))  # fmt: skip
+    paper = tom_experiment.PAPER_CANDIDATES
+    table.add_row("paper (all workloads)", f"<= {paper['blocks']}", "-",
+                  str(paper["live_registers_max"]), str(paper["thread_live_registers_max"]),
+                  style="bold")  # fmt: skip
+    console.print(table)
+
+
+def _print_utilization(doc: dict) -> None:
+    from rich.table import Table
+
+    limit = tom_experiment.SELECTION_UTILIZATION
+    table = Table(title=f"Baseline GPU-memory link utilization (sec. 5.3 selects workloads "
+                  f"above {limit:.0%})", title_justify="left")  # fmt: skip
+    for col in ("workload", "TX (GPU to memory)", "RX (memory to GPU)", f"above {limit:.0%}"):
+        table.add_column(col, justify="right", overflow="fold")
+    for w, u in doc["baseline_utilization"].items():
+        table.add_row(w, f"{u['tx']:.2f}", f"{u['rx']:.2f}", "yes" if u["selected"] else "no")
     console.print(table)
 
 

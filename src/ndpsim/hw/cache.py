@@ -119,6 +119,14 @@ def invalidate(c, cache, line):
     return False
 
 
+@njit(cache=True)
+def flush(c, cache):
+    """Invalidate every line of one cache (a write-through cache holds nothing dirty; a
+    write-back user writes its dirty lines back first). Lines in flight keep their MSHRs."""
+    c.tags[cache, :, :] = INVALID
+    c.dirty[cache, :, :] = False
+
+
 @njit(cache=True, inline="always")
 def mshr_find(c, cache, line):
     """The MSHR tracking ``line``, or -1."""

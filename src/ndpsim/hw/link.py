@@ -56,13 +56,6 @@ def build_links(bandwidth_gbps, latency_ps, window_ps: int = 100_000) -> Links:
     )
 
 
-def retune(links: Links, ids, bandwidth_gbps, latency_ps) -> None:
-    """Give links ``ids`` another bandwidth and flight latency from now on (packets already
-    sent keep their timing): a link whose physical path changes during a run."""
-    links.ps_per_kb[ids] = _ps_per_kb(bandwidth_gbps)
-    links.latency_ps[ids] = latency_ps
-
-
 @njit(cache=True, inline="always")
 def _roll_window(links, link, now):
     w = links.window_ps[0]

@@ -19,9 +19,20 @@ from ndpsim.reproduce import averages as means
 from ndpsim.reproduce.runner import Variant, provenance
 
 WORKLOADS = ("bp", "bfs", "km", "cfd", "hw", "lib", "ray", "fwt", "sp", "rd")
-VARIANT_NAMES = ("baseline", "no-ctrl-bmap", "no-ctrl-tmap", "ctrl-bmap", "ctrl-tmap", "ideal")
+VARIANT_NAMES = (
+    "baseline",
+    "no-ctrl-bmap",
+    "no-ctrl-tmap",
+    "ctrl-bmap",
+    "ctrl-tmap",
+    "ideal",
+    "ideal-unbounded",
+)
 
-#: The GPU-to-stack link bandwidth every bandwidth switch is a multiple of (TOM Table 1).
+#: The GPU-to-stack link bandwidth every bandwidth switch is a multiple of: TOM Table 1's 80 GB/s
+#: per link, both directions together (40 GB/s TX + 40 GB/s RX). A cross-stack link of ``x``
+#: times it carries ``x * 40`` GB/s each way; a stack's internal bandwidth of ``x`` times it is
+#: ``x * 80`` GB/s, shared by reads and writes (sec. 5.1: 2x, and 1x in sec. 6.5).
 LINK_GBPS = 80.0
 
 #: The paper's averages (text of sec. 2 and 6; per-figure bars are not given as numbers).
@@ -40,6 +51,12 @@ PAPER = {
                    "learned from 0.1%": 0.72},
 }
 # fmt: on
+#: The paper's statistics of its candidate blocks: the most live registers in an offloaded
+#: block against a whole thread's (sec. 6.4), and the most candidates of a workload (sec. 6.6:
+#: a table of 40 entries is "2x the maximum number of entries observed").
+PAPER_CANDIDATES = {"live_registers_max": 26, "thread_live_registers_max": 49, "blocks": 20}
+#: Sec. 5.3: the workloads are those whose baseline memory bandwidth utilization exceeds this.
+SELECTION_UTILIZATION = 0.5
 #: Per-workload figures the text states (sec. 6.1).
 PAPER_WORKLOADS = {
     "km": {"ctrl-bmap": 1.03, "ctrl-tmap": 1.39},
@@ -51,9 +68,10 @@ PAPER_WORKLOADS = {
 
 def variants(warp_scale: int = 1, internal: float = 2.0, cross: float = 0.5,
              names: Iterable[str] | None = None) -> list[Variant]:  # fmt: skip
-    """The six systems, with the sensitivity switches applied: stack-SM warp capacity
-    (x48 warps), internal stack bandwidth and cross-stack link bandwidth (x the 80 GB/s GPU
-    link). The internal bandwidth applies to the baseline too: it is a property of the stacks.
+    """The systems, with the sensitivity switches applied: stack-SM warp capacity (x48 warps),
+    internal stack bandwidth and cross-stack link bandwidth (x the 80 GB/s GPU link, see
+    :data:`LINK_GBPS`). The internal bandwidth applies to the baseline too: it is a property of
+    the stacks.
     ``names`` selects a subset (in the order of :data:`VARIANT_NAMES`)."""
     wanted = set(VARIANT_NAMES if names is None else names)
     unknown = wanted - set(VARIANT_NAMES)
@@ -61,11 +79,13 @@ def variants(warp_scale: int = 1, internal: float = 2.0, cross: float = 0.5,
         raise ConfigError(f"unknown TOM variant(s) {', '.join(sorted(unknown))}; expected "
                           f"some of {', '.join(VARIANT_NAMES)}")  # fmt: skip
     memory = {"memory": {"internal_gbps": internal * LINK_GBPS}}
-    ndp = {**memory, "links": {"cube_to_cube_gbps": cross * LINK_GBPS}}
+    ndp = {**memory, "links": {"cube_to_cube_gbps": cross * LINK_GBPS / 2}}  # per direction
 
-    def nd(control: bool, mapping: str, ideal: bool = False) -> dict[str, Any]:
-        return {**ndp, "ndp": {"control": control, "mapping": mapping, "ideal": ideal,
-                               "stack_warps": 48 * warp_scale}}  # fmt: skip
+    def nd(control: bool, mapping: str, ideal: bool = False,
+           warp_limit: bool = False) -> dict[str, Any]:  # fmt: skip
+        switches = {"control": control, "mapping": mapping, "ideal": ideal,
+                    "warp_limit": warp_limit, "stack_warps": 48 * warp_scale}  # fmt: skip
+        return {**ndp, "ndp": switches}
 
     every = [
         Variant("baseline", "tom-baseline", memory),
@@ -73,7 +93,9 @@ def variants(warp_scale: int = 1, internal: float = 2.0, cross: float = 0.5,
         Variant("no-ctrl-tmap", "tom-ndp", nd(False, "learned")),
         Variant("ctrl-bmap", "tom-ndp", nd(True, "baseline")),
         Variant("ctrl-tmap", "tom-ndp", nd(True, "learned")),
-        Variant("ideal", "tom-ndp", nd(False, "baseline", ideal=True)),
+        # Figure 2's ideal removes the costs of offloading, not the stack SMs' warp slots
+        Variant("ideal", "tom-ndp", nd(False, "baseline", ideal=True, warp_limit=True)),
+        Variant("ideal-unbounded", "tom-ndp", nd(False, "baseline", ideal=True)),
     ]
     return [v for v in every if v.name in wanted]
 
@@ -143,12 +165,36 @@ def document(runs, size: str, seed: int, switches: dict[str, float]) -> dict[str
             "learning_share": per_variant["ctrl-tmap"][w].get("learning_share", 0.0)}
         for w, by in runs.items() if "ctrl-tmap" in by
     }  # fmt: skip
+    doc["candidates"] = {w: candidates for w, by in runs.items()
+                         if (candidates := _candidates(by)) is not None}  # fmt: skip
+    doc["baseline_utilization"] = {w: utilization(by["baseline"]["summary"])
+                                   for w, by in runs.items()}  # fmt: skip
     return doc
+
+
+def _candidates(by_variant: dict[str, dict]) -> dict[str, Any] | None:
+    """A workload's candidate-block statistics, as an NDP run of it reports them (every NDP
+    variant runs the same blocks)."""
+    for run in by_variant.values():
+        offload = run["summary"].get("offload")
+        if offload and "candidates" in offload:
+            return offload["candidates"]
+    return None
+
+
+def utilization(summary: dict) -> dict[str, Any]:
+    """A run's GPU-memory link utilization in each direction (TX: GPU to memory, RX: memory to
+    GPU), and whether it passes sec. 5.3's selection rule (either above 50%)."""
+    links = summary["links"]
+    tx = links["gpu_to_memory"]["utilization"]
+    rx = links["memory_to_gpu"]["utilization"]
+    return {"tx": tx, "rx": rx, "selected": max(tx, rx) > SELECTION_UTILIZATION}
 
 
 #: The figures: (file stem, title, metric per variant, variants shown, stacked parts)
 FIGURES = (
-    ("fig2_ideal_speedup", "Figure 2: ideal NDP speedup", "speedup", ("ideal",), ()),
+    ("fig2_ideal_speedup", "Figure 2: ideal NDP speedup", "speedup",
+     ("ideal", "ideal-unbounded"), ()),
     ("fig8_speedup", "Figure 8: speedup over the baseline GPU", "speedup",
      VARIANT_NAMES[1:5], ()),
     ("fig9_traffic", "Figure 9: off-chip traffic (normalized to the baseline)", "traffic",
@@ -156,11 +202,11 @@ FIGURES = (
     ("fig10_energy", "Figure 10: energy (normalized to the baseline)", "energy",
      VARIANT_NAMES[:5], ("energy_sm", "energy_links", "energy_dram")),
     ("offloaded_instructions", "Fraction of instructions offloaded",
-     "offloaded_instruction_fraction", VARIANT_NAMES[1:6], ()),
+     "offloaded_instruction_fraction", VARIANT_NAMES[1:], ()),
     ("colocation", "Co-location probability (instances within one stack)", "colocation",
      VARIANT_NAMES[1:5], ()),
 )  # fmt: skip
 
 
-__all__ = ["FIGURES", "PAPER", "VARIANT_NAMES", "WORKLOADS", "document", "metrics",
-           "variants"]  # fmt: skip
+__all__ = ["FIGURES", "PAPER", "PAPER_CANDIDATES", "SELECTION_UTILIZATION", "VARIANT_NAMES",
+           "WORKLOADS", "document", "metrics", "utilization", "variants"]  # fmt: skip

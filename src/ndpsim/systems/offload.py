@@ -123,12 +123,13 @@ def instance_lines(work: KernelWork, instances: Instances):
     return tx_owner, work.tx[tx] >> TX_LINE_SHIFT, np.repeat(positions, count)
 
 
-def first_line(tx_owner: np.ndarray, lines: np.ndarray, instances: int) -> np.ndarray:
-    """The first line each instance touches, or -1."""
+def first_access(tx_owner: np.ndarray, values: np.ndarray, instances: int) -> np.ndarray:
+    """Of each instance's first line transaction (they come in stream order), the value in
+    ``values`` (its line, or its stream position), or -1 for an instance without one."""
     out = np.full(instances, -1, dtype=np.int64)
     if len(tx_owner):
         owners, first = np.unique(tx_owner, return_index=True)
-        out[owners] = lines[first]
+        out[owners] = values[first]
     return out
 
 
@@ -167,13 +168,15 @@ def build_offload_state(work: KernelWork, candidates: Sequence[OffloadCandidate]
                         instances: Instances, dest: np.ndarray, registers: dict[str, int],
                         params: np.ndarray, tx_link: np.ndarray, rx_link: np.ndarray,
                         sms: int, credits: Sequence[int] = (0, 0, 0), seed: int = 0,
-                        observe: int = 0) -> ofl.OffloadState:  # fmt: skip
+                        observe: int = 0, probe: np.ndarray | None = None,
+                        ) -> ofl.OffloadState:  # fmt: skip
     """The compiled model's view of one launch: instances with their destination stacks
-    (``dest``, -1 when an instance touches no memory), candidates with their registers in the
-    timing model's numbering. For SNDP (partitioned execution) also each block instruction's
-    role, the NSU buffers' ``credits`` per stack (command, read data, write address) and the
-    ``seed`` of the random offload-ratio draws. ``observe`` > 0 starts the launch in TOM's
-    learning phase, which still wants that many instances."""
+    (``dest``, -1 when an instance touches no memory) and the stream position of their first
+    memory access (``probe``, where TOM learns the destination), candidates with their
+    registers in the timing model's numbering. For SNDP (partitioned execution) also each block
+    instruction's role, the NSU buffers' ``credits`` per stack (command, read data, write
+    address) and the ``seed`` of the random offload-ratio draws. ``observe`` > 0 starts the
+    launch in TOM's learning phase, which still wants that many instances."""
     cubes = int(params[ofl.O_CUBES])
     partitioned = params[ofl.O_MODE] == ofl.MODE_SNDP
     pos_instance = np.full(len(work.inst), -1, dtype=np.int64)
@@ -202,6 +205,7 @@ def build_offload_state(work: KernelWork, candidates: Sequence[OffloadCandidate]
         inst_candidate=instances.candidate,
         inst_dest=dest.astype(np.int64),
         inst_trips=instances.trips,
+        inst_probe=np.full(n, -1, dtype=np.int64) if probe is None else probe.astype(np.int64),
         inst_next=np.full(n, -1, dtype=np.int64),
         inst_home=np.full(n, -1, dtype=np.int64),
         inst_runner=np.full(n, -1, dtype=np.int64),
@@ -237,4 +241,4 @@ def build_offload_state(work: KernelWork, candidates: Sequence[OffloadCandidate]
 
 
 __all__ = ["Instances", "OffloadCandidate", "build_offload_state", "find_instances",
-           "first_line", "instance_lines", "target_stacks"]  # fmt: skip
+           "first_access", "instance_lines", "target_stacks"]  # fmt: skip

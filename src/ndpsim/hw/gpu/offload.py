@@ -18,20 +18,25 @@ What the model needs, found before the run (:mod:`ndpsim.systems.offload`):
   in the warp's instruction stream, its destination stack, its loop trip count as executed,
   and the registers to carry. ``pos_instance`` marks the stream positions where one starts,
   so a warp reaching that position consults the controller.
-* **the offload controller** (:func:`decide`). TOM: a conditional candidate goes only when its
-  trip count clears the break-even threshold; with dynamic control, not when the destination
-  already has as many offloads pending as its SM has warp slots, nor when the block would add
-  traffic to a channel the Channel Busy Monitor reports busy. SNDP: every instance (naive), a
+* **the offload controller** (:func:`decide`, :func:`admit`). TOM decides in the three steps of
+  sec. 4.2: (1) a conditional candidate goes only when its trip count clears the break-even
+  threshold; (2) with dynamic control, not when the block would add traffic to a channel the
+  Channel Busy Monitor reports busy; (3) the destination is the stack of the block's first
+  memory access (footnote 4: a block that does not start with one runs on the GPU up to it,
+  ``inst_probe``), and with control (or ``warp_limit``) the block stays when that stack already
+  has as many offloads pending as its SM has warp slots. SNDP: every instance (naive), a
   random fraction of instances (a static ratio, or Algorithm 1's ratio set between epochs by
   :mod:`ndpsim.systems.sndp_ratio`), and with cache awareness never a block whose measured
   benefit does not beat its register traffic (sec. 7.3).
 * per stack, a FIFO of arrived offloads waiting for a free warp slot (TOM without control does
   not bound it; SNDP's credits bound it by the command buffer), and a FIFO of GPU warps waiting
   for credits.
-* TOM's learning phase (sec. 4.3): while it lasts nothing is offloaded; the first instances
-  GPU warps reach are *observed* (:func:`observe`) until the last of them issues its last
-  instruction (:func:`observed_progress`), when the Memory Map Analyzer has seen all their
-  accesses and the run stops to choose the data mapping.
+* TOM's learning phase (sec. 4.3): while it lasts nothing is offloaded. The Memory Map Analyzer
+  watches every instance a GPU warp runs (:func:`observe`; sec. 6.6 sizes it for every
+  concurrent warp of an SM), and an instance counts as seen once its warp issued its last
+  instruction (:func:`observed_progress`). When it has seen the wanted number, the run stops
+  to choose the data mapping; instances still running then were not seen whole and do not
+  count.
 
 Slots and SMs live in :class:`ndpsim.hw.gpu.sm.SmState`; SMs ``0 .. gpu_sms-1`` are the GPU's,
 the next ones the stacks' (one per stack).
@@ -46,8 +51,11 @@ from numba import njit
 
 # parameters
 (O_MODE, O_CONTROL, O_LATENCY_PS, O_CAPACITY, O_HEADER, O_WINDOW_PS, O_THRESHOLD_PERMILLE,
- O_CUBES, O_REGISTER_BYTES, O_DECISION, O_CACHE_AWARE, O_READY_PACKETS) = range(12)  # fmt: skip
-OFFLOAD_PARAMS = 12
+ O_CUBES, O_REGISTER_BYTES, O_DECISION, O_CACHE_AWARE, O_READY_PACKETS, O_WARP_LIMIT,
+ O_RUN_TO_FIRST_ACCESS, O_FLUSH_STACK_L1) = range(15)  # fmt: skip
+OFFLOAD_PARAMS = 15
+# what the controller does with a block a warp reaches (TOM)
+DECLINE, OFFLOAD, RUN_TO_FIRST_ACCESS = 0, 1, 2
 MODE_TOM, MODE_SNDP = 0, 1
 # SNDP decisions: every instance, or a random fraction (control[C_RATIO_PERMILLE])
 DECIDE_ALWAYS, DECIDE_RATIO = 0, 1
@@ -66,6 +74,7 @@ CREDIT_NAMES = ("command", "read_data", "write_address")
 # learning phase: whether it lasts, instances still to observe, observed ones still running
 (C_RATIO_PERMILLE, C_RANDOM, C_BLOCK_INSTRUCTIONS, C_LEARNING, C_LEARN_LEFT,
  C_LEARN_RUNNING) = range(6)  # fmt: skip
+# (C_LEARN_LEFT: instances still to see whole; C_LEARN_RUNNING: watched ones still running)
 CONTROL_FIELDS = 6
 #: inst_home of an instance the learning phase's analyzer has seen whole
 SEEN = -2
@@ -74,14 +83,19 @@ SEEN = -2
 SAVES_TX, SAVES_RX = 1, 2
 
 # per-stack counters
+# (redundant_instructions / redundant_thread_instructions: warp (thread) instructions a GPU
+# warp ran before its block's first memory access and the stack SM ran again, footnote 4;
+# stack_l1_flushes: L1 invalidations of a stack SM before an offloaded block, sec. 4.4.2)
 (K_OFFLOADED, K_DECLINED_CONDITION, K_DECLINED_PENDING, K_DECLINED_BUSY, K_QUEUED,
  K_ACKED, K_INVALIDATIONS, K_DECLINED_RATIO, K_DECLINED_CACHE, K_CREDIT_WAITS, K_RDF,
- K_RDF_HITS, K_WTA, K_NSU_WRITES) = range(14)  # fmt: skip
+ K_RDF_HITS, K_WTA, K_NSU_WRITES, K_REDUNDANT, K_REDUNDANT_THREADS,
+ K_L1_FLUSHES) = range(17)  # fmt: skip
 OFFLOAD_STAT_NAMES = (
     "offloaded", "declined_condition", "declined_pending", "declined_busy",
     "waited_for_slot", "acknowledged", "invalidated_lines", "declined_ratio",
     "declined_cache", "waited_for_credits", "rdf_packets", "rdf_cache_hits", "wta_packets",
-    "nsu_writes",
+    "nsu_writes", "redundant_instructions", "redundant_thread_instructions",
+    "stack_l1_flushes",
 )  # fmt: skip
 
 
@@ -94,6 +108,8 @@ class OffloadState(NamedTuple):
     inst_candidate: np.ndarray
     inst_dest: np.ndarray  # stack (cube) the block runs in, -1 if it touches no memory
     inst_trips: np.ndarray  # loop iterations the instance executes (its candidate's loop)
+    inst_probe: np.ndarray  # stream position of its first global/local memory access, which
+    # names the destination (footnote 4), or -1 if it touches no memory
     inst_next: np.ndarray  # link in a stack's FIFO (offloads waiting for a slot, or GPU warps
     # waiting for credits; an instance is in at most one of them)
     inst_home: np.ndarray  # the GPU warp slot that offloaded it (sm * slots + slot), or, in
@@ -143,6 +159,7 @@ def no_offload() -> OffloadState:
         inst_candidate=empty,
         inst_dest=empty,
         inst_trips=empty,
+        inst_probe=empty,
         inst_next=empty,
         inst_home=empty,
         inst_runner=empty,
@@ -209,20 +226,24 @@ def _random_permille(off):
 
 @njit(cache=True, inline="always")
 def cache_aware_benefit(off, c):
-    """SNDP sec. 7.3's measured benefit of offloading block ``c``, in bytes per warp:
-    ``ceil(AvgNumCacheLines x AvgCacheMissRate) x line x SIMD width + stores x word x SIMD
-    width``. RDF packets per instance times their miss rate is the misses per instance, so the
-    ceiling is taken over an exact ratio of integers."""
+    """SNDP sec. 7.3's measured benefit of offloading block ``c``, in bytes per warp, the unit
+    of :func:`_register_overhead`: the lines a warp instance would fetch from DRAM,
+    ``ceil(AvgNumCacheLines x AvgCacheMissRate) x line``, plus its stores, ``stores x word x
+    SIMD width``. AvgNumCacheLines counts a warp's RDF packets, one per line, so it is already
+    a warp's figure; the SIMD width turns one thread's stored word into the warp's (as
+    Equation 1 counts per thread what the block's loads and stores move). RDF packets per
+    instance times their miss rate is the misses per instance, so the ceiling is taken over an
+    exact ratio of integers."""
     n = off.cand_offloaded[c]
     misses = off.cand_rdf[c] - off.cand_rdf_hits[c]
     lines = (misses + n - 1) // n
-    return lines * 128 * 32 + off.cand_stores[c] * 4 * 32
+    return lines * 128 + off.cand_stores[c] * 4 * 32
 
 
 @njit(cache=True, inline="always")
 def _register_overhead(off, c):
-    """Equation 1's OffloadOverhead of block ``c`` per warp: every live-in and live-out
-    register of every lane."""
+    """Equation 1's OffloadOverhead of block ``c`` in bytes per warp: every live-in and
+    live-out register of every lane."""
     regs = (off.cand_live_in_first[c + 1] - off.cand_live_in_first[c]
             + off.cand_live_out_first[c + 1] - off.cand_live_out_first[c])  # fmt: skip
     return regs * 4 * 32
@@ -247,40 +268,53 @@ def _decide_partitioned(off, i, c, d):
 
 
 @njit(cache=True)
-def decide(off, links, i, now):
-    """Whether instance ``i`` is offloaded now (the controller's decision)."""
+def decide(off, links, i, pos, now):
+    """What the controller does with instance ``i``, which a warp reaches at stream position
+    ``pos``: ``OFFLOAD`` it now, ``DECLINE`` it (the warp runs it), or (TOM) let the warp
+    ``RUN_TO_FIRST_ACCESS``, where :func:`admit` decides."""
     d = off.inst_dest[i]
     if d < 0:
-        return False  # touches no memory: nothing to gain near it
+        return DECLINE  # touches no memory: nothing to gain near it
     c = off.inst_candidate[i]
     if off.params[O_MODE] == MODE_SNDP:
-        return _decide_partitioned(off, i, c, d)
+        return OFFLOAD if _decide_partitioned(off, i, c, d) else DECLINE
     st = off.stats[d]
-    if off.inst_trips[i] < off.cand_threshold[c]:
+    if off.inst_trips[i] < off.cand_threshold[c]:  # step 1: the condition
         st[K_DECLINED_CONDITION] += 1
-        return False
-    if off.params[O_CONTROL] != 0:
-        if off.pending[d] >= off.params[O_CAPACITY]:
-            st[K_DECLINED_PENDING] += 1
-            return False
+        return DECLINE
+    if off.params[O_CONTROL] != 0:  # step 2: the Channel Busy Monitor
         _watch_channels(off, links, now)
         tag = off.cand_tag[c]
         cubes = off.params[O_CUBES]
         if (off.busy[d] and tag & SAVES_TX == 0) or (off.busy[cubes + d] and tag & SAVES_RX == 0):
             st[K_DECLINED_BUSY] += 1
-            return False
+            return DECLINE
+    if off.params[O_RUN_TO_FIRST_ACCESS] != 0 and off.inst_probe[i] != pos:
+        return RUN_TO_FIRST_ACCESS
+    return OFFLOAD if admit(off, i) else DECLINE
+
+
+@njit(cache=True)
+def admit(off, i):
+    """Step 3 of TOM's decision, once the destination is known: with control (or the warp
+    limit), not to a stack with as many offloads pending as its SM has warp slots."""
+    d = off.inst_dest[i]
+    if (off.params[O_CONTROL] != 0 or off.params[O_WARP_LIMIT] != 0) and (
+        off.pending[d] >= off.params[O_CAPACITY]
+    ):
+        off.stats[d, K_DECLINED_PENDING] += 1
+        return False
     off.pending[d] += 1
-    st[K_OFFLOADED] += 1
+    off.stats[d, K_OFFLOADED] += 1
     return True
 
 
 @njit(cache=True)
 def observe(off, i, slot):
     """TOM's learning phase: instance ``i``, reached by GPU warp slot ``slot``, runs on the GPU;
-    the analyzer watches it if it touches memory and more instances are still wanted."""
-    if off.control[C_LEARN_LEFT] == 0 or off.inst_dest[i] < 0:
+    the analyzer watches it if it touches memory."""
+    if off.control[C_LEARN_LEFT] <= 0 or off.inst_dest[i] < 0:
         return
-    off.control[C_LEARN_LEFT] -= 1
     off.control[C_LEARN_RUNNING] += 1
     off.inst_home[i] = slot
 
@@ -289,17 +323,21 @@ def observe(off, i, slot):
 def observed_progress(off, i, pos):
     """A warp running instance ``i`` (or past it) issues its instruction at stream position
     ``pos``: if ``i`` is watched and that is its last instruction, the analyzer has now seen
-    all of its accesses (an issue that fails and is retried finds it already ``SEEN``)."""
+    all of its accesses and counts it, while it still wants instances (an issue that fails and
+    is retried finds it already ``SEEN``)."""
     if i >= 0 and off.inst_home[i] >= 0 and off.inst_end[i] == pos + 1:
-        off.inst_home[i] = SEEN
         off.control[C_LEARN_RUNNING] -= 1
+        if off.control[C_LEARN_LEFT] > 0:
+            off.control[C_LEARN_LEFT] -= 1
+            off.inst_home[i] = SEEN
+        else:
+            off.inst_home[i] = -1
 
 
 @njit(cache=True, inline="always")
 def learning_done(off):
-    """Every instance the learning phase wanted has been observed to its end."""
-    return (off.control[C_LEARNING] != 0 and off.control[C_LEARN_LEFT] == 0
-            and off.control[C_LEARN_RUNNING] == 0)  # fmt: skip
+    """The analyzer has seen as many instances whole as the learning phase wanted."""
+    return off.control[C_LEARNING] != 0 and off.control[C_LEARN_LEFT] == 0
 
 
 @njit(cache=True)
@@ -354,6 +392,6 @@ def ack_bytes(off, c, lanes, written_lines):
             + 8 * written_lines)  # fmt: skip
 
 
-__all__ = ["OFFLOAD_STAT_NAMES", "OffloadState", "ack_bytes", "decide", "learning_done",
+__all__ = ["OFFLOAD_STAT_NAMES", "OffloadState", "ack_bytes", "admit", "decide", "learning_done",
            "no_offload", "observe", "observed_progress", "request_bytes",
            "reserve_credits"]  # fmt: skip

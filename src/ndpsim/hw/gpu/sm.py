@@ -121,6 +121,8 @@ class SmState(NamedTuple):
     # SMs) or runs (stack SMs), -1 if none
     slot_writes: np.ndarray  # int64[sms, slots]: a stack slot's writes not yet acknowledged
     slot_decided: np.ndarray  # int64[sms, slots]: stream position of the last offload decision
+    slot_probe: np.ndarray  # int64[sms, slots]: instance a GPU warp runs up to its first memory
+    # access, where the offload controller finishes its decision (TOM footnote 4), or -1
     sched_last: np.ndarray  # int64[sms, schedulers]: last slot issued (GTO), last scanned (LRR)
     sched_next: np.ndarray  # int64[sms, schedulers]: no slot of the scheduler can issue earlier
     # (a lower bound; a scheduler whose bound is in the future is not scanned)
@@ -174,6 +176,7 @@ def build_sm_state(params: np.ndarray, period: np.ndarray, registers: int, num_c
         slot_instance=np.full(shape, -1, dtype=np.int64),
         slot_writes=np.zeros(shape, dtype=np.int64),
         slot_decided=np.full(shape, -1, dtype=np.int64),
+        slot_probe=np.full(shape, -1, dtype=np.int64),
         sched_last=np.zeros((sms, int(params[S_SCHEDULERS])), dtype=np.int64),
         sched_next=np.full((sms, int(params[S_SCHEDULERS])), NEVER, dtype=np.int64),
         sched_stall=np.full((sms, int(params[S_SCHEDULERS])), T_STALL_IDLE, dtype=np.int64),
@@ -746,9 +749,11 @@ def release_credits(sm, work, off, events, d, kind, n, now):
 
 
 @njit(cache=True)
-def start_offloaded(sm, work, off, events, s, i, now):
-    """Run instance ``i`` in a free warp slot of stack SM ``s``; False if none is free. An NSU
-    starts at the block's first instruction it runs and frees the command's buffer entry."""
+def start_offloaded(sm, work, l1, off, events, s, i, now):
+    """Run instance ``i`` in a free warp slot of stack SM ``s``; False if none is free. A TOM
+    stack SM first invalidates its L1 (sec. 4.4.2), so the block reads what the GPU wrote; an
+    NSU starts at the block's first instruction it runs and frees the command's buffer
+    entry."""
     capacity = off.params[ofl.O_CAPACITY]
     slots = sm.slot_warp.shape[1]
     w = -1
@@ -775,6 +780,9 @@ def start_offloaded(sm, work, off, events, s, i, now):
         sm.load_left[s, w, k] = 0
     sm.sm_warps[s] += 1
     _activate(sm, s, w, now)
+    if off.params[ofl.O_FLUSH_STACK_L1] != 0:
+        cachemod.flush(l1, s)
+        off.stats[s - sm.params[S_GPU_SMS], ofl.K_L1_FLUSHES] += 1
     if off.params[ofl.O_MODE] == ofl.MODE_SNDP:
         while sm.slot_pos[s, w] < sm.slot_end[s, w] and _role(
             work, off, sm.slot_pos[s, w]
@@ -1054,7 +1062,21 @@ def issue(sm, work, l1, pool, links, events, port, page, off, s, w, now):
             sm.slot_decided[s, w] = pos
             if off.control[ofl.C_LEARNING] != 0:  # TOM's learning phase: nothing offloaded
                 ofl.observe(off, i, s * sm.slot_pos.shape[1] + w)
-            elif ofl.decide(off, links, i, now):
+            else:
+                decision = ofl.decide(off, links, i, pos, now)
+                if decision == ofl.OFFLOAD:
+                    _offload(sm, work, off, events, s, w, i, now)
+                    return True
+                if decision == ofl.RUN_TO_FIRST_ACCESS:
+                    sm.slot_probe[s, w] = i
+        i = sm.slot_probe[s, w]
+        if i >= 0 and off.inst_probe[i] == pos:  # the destination is known now (footnote 4)
+            sm.slot_probe[s, w] = -1
+            if ofl.admit(off, i):
+                st = off.stats[off.inst_dest[i]]
+                st[ofl.K_REDUNDANT] += pos - off.inst_start[i]
+                for ran in range(off.inst_start[i], pos):
+                    st[ofl.K_REDUNDANT_THREADS] += inst_lanes(work, ran)
                 _offload(sm, work, off, events, s, w, i, now)
                 return True
         if off.control[ofl.C_LEARN_RUNNING] > 0 and sm.slot_decided[s, w] >= 0:

@@ -122,15 +122,27 @@ class NdpConfig(Strict):
     """A processor in each memory stack's logic layer and the offloading of code blocks to it:
     TOM's stack SMs (Hsieh et al. ISCA 2016, sec. 3-4 and Table 1) or SNDP's NSUs with
     partitioned execution (Kim et al. SC 2017, sec. 3-4, 7 and Table 2). The TOM keys
-    (control, busy_*, mapping, learning_*, pcie_*, ideal) and the SNDP keys (decision, ratio,
-    cache_aware, target, nsu_clock_ghz, *_entries, ready_packets, epoch_cycles) apply to their
-    own scheme only."""
+    (blocks, control, warp_limit, busy_*, mapping, learning_*, pcie_*, ideal,
+    run_to_first_access, flush_stack_l1) and the SNDP keys (decision, ratio, cache_aware,
+    target, nsu_clock_ghz, *_entries, ready_packets, epoch_cycles) apply to their own scheme
+    only."""
 
     offload: Literal["tom", "sndp"] = "tom"
     stack_warps: int = Field(48, ge=1, description="warp slots of each stack processor "
                              "(TOM Table 1, SNDP Table 2)")  # fmt: skip
     offload_latency_cycles: int = Field(10, ge=0, description="offload pipeline (sec. 4.2)")
+    blocks: Literal["loops", "maximal"] = Field(
+        "loops", description="TOM's candidate blocks (sec. 3.1): 'loops' takes each loop as a "
+        "block of its own and the loop-free code between loops as others (Figure 4); "
+        "'maximal' the most saving ranges, loops and the code around them together (see "
+        "docs/offload.md)"
+    )  # fmt: skip
     control: bool = Field(True, description="dynamic offload aggressiveness control (sec. 3.3)")
+    warp_limit: bool = Field(
+        False, description="bound a stack's pending offloads by its SM's warp slots even "
+        "without `control` (the hardware's limit, sec. 3.3): a warp finding no free slot runs "
+        "the block itself; `control` always bounds them"
+    )  # fmt: skip
     busy_threshold: float = Field(
         0.8, gt=0, le=1, description="Channel Busy Monitor: utilization at which a TX/RX "
         "channel counts as busy (the paper gives no value; see docs/reproductions/tom.md)"
@@ -141,10 +153,21 @@ class NdpConfig(Strict):
     )
     learning_fraction: float = Field(0.001, gt=0, le=1, description="instances in the "
                                       "learning phase (sec. 4.3: 0.1%)")  # fmt: skip
-    pcie_latency_ns: LatencyNs = Field(1000, description="CPU-memory access during learning")
-    pcie_gbps: Gbps = Field(16, description="PCIe 3.0 x16")
+    pcie_latency_ns: LatencyNs = Field(
+        1000, description="round trip added to every GPU access during the learning phase, "
+        "whose data sits in CPU memory (sec. 4.3, 5.1: the PCIe latency, not its bandwidth)"
+    )  # fmt: skip
     ideal: bool = Field(False, description="Figure 2's ideal NDP: offloading costs nothing and "
                         "every block finds its data in its own stack")  # fmt: skip
+    run_to_first_access: bool = Field(
+        True, description="footnote 4: a warp runs its block on the GPU up to the block's "
+        "first memory access, whose stack is the destination; the stack SM then runs the "
+        "block from its start (off in the ideal system)"
+    )  # fmt: skip
+    flush_stack_l1: bool = Field(
+        True, description="sec. 4.4.2: a stack SM invalidates its L1 before it starts an "
+        "offloaded block (off in the ideal system)"
+    )  # fmt: skip
     decision: Literal["always", "ratio", "dynamic"] = Field(
         "always", description="SNDP: offload every instance (naive, sec. 6), a random `ratio` "
         "of them (sec. 7.1), or a ratio Algorithm 1 adapts every epoch (sec. 7.2)"

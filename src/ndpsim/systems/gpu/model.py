@@ -528,11 +528,11 @@ def _offload_send(mem, work, links, events, off, i, now):
 
 
 @njit(cache=True)
-def _offload_arrive(sm, work, mem, off, events, i, now):
+def _offload_arrive(sm, work, l1, mem, off, events, i, now):
     """An offload request reached its stack: it runs now if the stack SM has a free warp slot,
     else waits for one, first come first served."""
     d = off.inst_dest[i]
-    if smmod.start_offloaded(sm, work, off, events, mem.params[M_GPU_SMS] + d, i, now):
+    if smmod.start_offloaded(sm, work, l1, off, events, mem.params[M_GPU_SMS] + d, i, now):
         return
     off.stats[d, ofl.K_QUEUED] += 1
     off.inst_next[i] = -1
@@ -557,7 +557,7 @@ def _written_lines(work, off, i):
 
 
 @njit(cache=True)
-def _offload_done(sm, work, mem, links, events, off, s, w, now):
+def _offload_done(sm, work, l1, mem, links, events, off, s, w, now):
     """Stack slot ``w`` of SM ``s`` finished its block: acknowledge it over the RX link and
     start the next offload waiting for a slot."""
     i = sm.slot_instance[s, w]
@@ -566,7 +566,7 @@ def _offload_done(sm, work, mem, links, events, off, s, w, now):
     head = off.queue_head[d]
     if head >= 0:
         off.queue_head[d] = off.inst_next[head]
-        smmod.start_offloaded(sm, work, off, events, s, head, now)
+        smmod.start_offloaded(sm, work, l1, off, events, s, head, now)
     if mem.params[M_IDEAL] == 0:
         # TOM lists the written lines for the GPU to invalidate; SNDP's vaults already sent
         # an invalidation per write
@@ -675,9 +675,9 @@ def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, off
             elif kind == EV_OFFLOAD_SEND:
                 _offload_send(mem, work, links, events, off, a0, t)
             elif kind == EV_OFFLOAD_ARRIVE:
-                _offload_arrive(sm, work, mem, off, events, a0, t)
+                _offload_arrive(sm, work, l1, mem, off, events, a0, t)
             elif kind == EV_OFFLOAD_DONE:
-                _offload_done(sm, work, mem, links, events, off, a0, a1, t)
+                _offload_done(sm, work, l1, mem, links, events, off, a0, a1, t)
             elif kind == EV_OFFLOAD_ACK:
                 _offload_ack(sm, work, l1, l2, mem, off, events, page, a0, t)
             continue

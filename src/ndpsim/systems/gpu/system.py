@@ -50,7 +50,7 @@ from ndpsim.systems.gpu.config import GpuSystemConfig
 from ndpsim.systems.offload import (
     build_offload_state,
     find_instances,
-    first_line,
+    first_access,
     instance_lines,
     target_stacks,
 )
@@ -111,6 +111,8 @@ class OffloadPlan:
     single_stack: list[tuple[int, int]] = field(default_factory=list)  # per launch: instances
     # whose lines all sit in one stack (under the mapping used), instances touching memory
     learning: LearningPhase | None = None  # TOM's learned mapping: the phase that chooses it
+    kernels: dict[str, tuple[Any, int]] = field(default_factory=dict)  # TOM: each launched
+    # kernel's candidates, and the most registers its threads hold live at once
 
     @property
     def colocation(self) -> float:
@@ -163,6 +165,22 @@ def _log2(value: int, what: str) -> int:
 
 def _hand_back(on_epoch, kernel, links, labels, page_table, sm, mem, dram, time_ps) -> None:
     on_epoch(Epoch(time_ps, kernel, links, labels, page_table, sm.stats, mem.stats, dram.stats))
+
+
+def _candidate_statistics(rule: str, kernels: dict[str, tuple[Any, int]]) -> dict[str, Any]:
+    """TOM's candidate blocks of the kernels a run launched, in the terms of the paper's
+    statistics: how many (sec. 6.6), how long, and the most registers one holds live against
+    a whole thread's (sec. 6.4)."""
+    blocks = [c for candidates, _ in kernels.values() for c in candidates]
+    sizes = [c.num_instructions for c in blocks]
+    return {
+        "rule": rule,
+        "blocks": len(blocks),
+        "instructions_mean": float(np.mean(sizes)) if sizes else 0.0,
+        "instructions_max": max(sizes, default=0),
+        "live_registers_max": max((c.live_registers for c in blocks), default=0),
+        "thread_live_registers_max": max((t for _, t in kernels.values()), default=0),
+    }
 
 
 def _record_seen(learning: LearningPhase, index: int, off: ofl.OffloadState) -> None:
@@ -414,7 +432,7 @@ class GpuSystem:
         fewest_credits = self._credit_capacity() if c.ndp else np.zeros(3, dtype=np.int64)
         learning = plan.learning if plan else None
         if learning is not None and learning.left:
-            self._host_links_over_pcie(links, True)
+            self._learning_latency(links, True)
         now = 0
         instructions = threads = 0
         for index, trace in enumerate(traces):
@@ -486,11 +504,16 @@ class GpuSystem:
         """The offload pass on the next launch: its candidate blocks, their instances in the
         trace, and the lines each instance touches."""
         from ndpsim.analysis.sndp import sndp_blocks
-        from ndpsim.analysis.tom import tom_candidates
+        from ndpsim.analysis.tom import thread_live_registers, tom_candidates
 
-        blocks = sndp_blocks if self.config.ndp.offload == "sndp" else tom_candidates
+        ndp = self.config.ndp
         function = module.function(trace.info.kernel)
-        candidates = blocks(function)
+        if ndp.offload == "sndp":
+            candidates = sndp_blocks(function)
+        else:
+            candidates = tom_candidates(function, ndp.blocks)
+            if function.name not in plan.kernels:
+                plan.kernels[function.name] = (candidates, thread_live_registers(function))
         instances = find_instances(work, candidates)
         owner, vlines, positions = instance_lines(work, instances)
         plines = self._physical_lines(page_table, vlines)
@@ -515,7 +538,7 @@ class GpuSystem:
             return plan
         for acc, (_, instances, dest, _) in zip(plan.accesses, plan.launches, strict=True):
             # while learning, blocks run on the GPU; the analyzer watches those touching memory
-            dest[first_line(acc.tx_owner, acc.physical_lines, len(instances)) >= 0] = 0
+            dest[first_access(acc.tx_owner, acc.physical_lines, len(instances)) >= 0] = 0
         return plan
 
     def _place_blocks(self, plan: OffloadPlan, indices) -> None:
@@ -531,7 +554,7 @@ class GpuSystem:
                 dest[:] = target_stacks(acc.tx_owner, positions, line_stacks, len(instances),
                                         c.memory.cubes, c.ndp.target)  # fmt: skip
             else:  # TOM: the stack of the block's first access (footnote 4)
-                lines = first_line(acc.tx_owner, acc.physical_lines, len(instances))
+                lines = first_access(acc.tx_owner, acc.physical_lines, len(instances))
                 touching = lines >= 0
                 dest[:] = -1
                 dest[touching] = stacks_of(self.mapping, plan.remap, plan.remap_mapping,
@@ -562,22 +585,18 @@ class GpuSystem:
         from_cube = np.array([net.link_id(k, net.host) for k in range(net.cubes)], np.int64)
         return to_cube, from_cube
 
-    def _host_links_over_pcie(self, links, pcie: bool, now: int = 0) -> None:
-        """During TOM's learning phase the data sits in CPU memory (sec. 4.3): the GPU's
-        off-chip accesses cross PCIe, modelled by giving the GPU-stack links PCIe's latency
-        (half a round trip each way) and an even share of its bandwidth (the baseline mapping
-        spreads lines evenly over the stacks). Afterwards they are the stack links again, free
-        at ``now``: packets still crossing PCIe do not hold them up."""
+    def _learning_latency(self, links, learning: bool) -> None:
+        """During TOM's learning phase the data sits in CPU memory (sec. 4.3), and every access
+        of the phase is modelled with PCIe's latency (sec. 5.1): the GPU-stack links keep their
+        bandwidth and each direction adds half of ``ndp.pcie_latency_ns``. Afterwards they are
+        the stack links again."""
         c = self.config
+        latency_ps = round(c.links.latency_ns * PS_PER_NS)
+        if learning:
+            latency_ps += round(c.ndp.pcie_latency_ns * PS_PER_NS / 2)
         to_cube, from_cube = self._host_links()
-        for ids, normal_gbps in ((to_cube, c.links.host_to_cube_gbps),
-                                 (from_cube, c.links.cube_to_host_gbps)):  # fmt: skip
-            if pcie:
-                linkmod.retune(links, ids, c.ndp.pcie_gbps / len(ids),
-                               round(c.ndp.pcie_latency_ns * PS_PER_NS / 2))  # fmt: skip
-            else:
-                linkmod.retune(links, ids, normal_gbps, round(c.links.latency_ns * PS_PER_NS))
-                links.busy_until[ids] = np.minimum(links.busy_until[ids], now)
+        links.latency_ps[to_cube] = latency_ps
+        links.latency_ps[from_cube] = latency_ps
 
     def _learned(self, plan, index, off, mem, links, memory, page_table, now) -> None:
         """The learning phase has observed all it wanted during launch ``index``: the mapping
@@ -586,8 +605,8 @@ class GpuSystem:
         self._end_learning(plan, memory, page_table, now)
         mem.remap_bits[:], mem.remap_xor[:] = plan.remap_mapping.arrays()
         off.inst_dest[:] = plan.launches[index][2]
-        self._host_links_over_pcie(links, False, now)
-        self._start_busy_window(off, links, now)  # what crossed until now was PCIe traffic
+        self._learning_latency(links, False)
+        self._start_busy_window(off, links, now)  # the phase's traffic does not count
         off.control[ofl.C_LEARNING] = 0
 
     def _offload_state(self, plan, index, work, links, now, seed) -> ofl.OffloadState:
@@ -600,6 +619,10 @@ class GpuSystem:
         p = np.zeros(ofl.OFFLOAD_PARAMS, dtype=np.int64)
         p[ofl.O_MODE] = ofl.MODE_SNDP if sndp else ofl.MODE_TOM
         p[ofl.O_CONTROL] = int(ndp.control and not ndp.ideal)
+        p[ofl.O_WARP_LIMIT] = int(ndp.warp_limit)
+        # footnote 4 and sec. 4.4.2 are overheads of offloading, which the ideal system has not
+        p[ofl.O_RUN_TO_FIRST_ACCESS] = int(not sndp and ndp.run_to_first_access and not ndp.ideal)
+        p[ofl.O_FLUSH_STACK_L1] = int(not sndp and ndp.flush_stack_l1 and not ndp.ideal)
         p[ofl.O_LATENCY_PS] = 0 if ndp.ideal else self.core.time(ndp.offload_latency_cycles)
         p[ofl.O_CAPACITY] = ndp.stack_warps
         p[ofl.O_HEADER] = c.links.header_bytes
@@ -615,9 +638,10 @@ class GpuSystem:
         if sndp:
             self._check_blocks_fit(candidates, credits)
         observe = plan.learning.left if plan.learning else 0
+        probe = first_access(plan.accesses[index].tx_owner, plan.positions[index], len(instances))
         off = build_offload_state(work, candidates, instances, dest, registers, p, tx, rx,
                                   self.sms, credits, seed * 1_000_003 + index,
-                                  observe)  # fmt: skip
+                                  observe, probe)  # fmt: skip
         self._start_busy_window(off, links, now)
         return off
 
@@ -842,6 +866,7 @@ class GpuSystem:
             "colocation": plan.colocation,
         }
         if self.config.ndp.offload == "tom":
+            out["candidates"] = _candidate_statistics(self.config.ndp.blocks, plan.kernels)
             learning = plan.learning
             if learning is None:
                 out["mapping"] = {"bits": "baseline"}
