@@ -190,6 +190,10 @@ def test_live_ins_are_read_from_outside_and_live_outs_are_used_after():
     assert (c.begin, c.end) == (4, 11)
     assert set(c.live_in) == {"%rd1", "%r9"}  # %f1..%f5 are made inside
     assert c.live_out == ("%f6",)  # %f7 passes by untouched: neither sent nor returned
+    # before pc 8 the block holds %rd1 (two 32-bit slots), %r9 and %f1-%f4 live; the thread
+    # also holds %f7
+    assert c.live_registers == 2 + 1 + 4 and c.as_dict()["live_registers"] == 7
+    assert thread_live_registers(f) == 2 + 1 + 4 + 1
     assert (c.n_ld, c.n_st, c.loop_kind, c.trips, c.conditional) == (4, 2, "none", 1, False)
     assert (c.bw_tx, c.bw_rx) == bandwidth_change(2, 1, 4, 2) == (-4.0, -32.5)
     assert c.tag == TAG_TX | TAG_RX and c.tag_text == "TX+RX"
@@ -407,15 +411,12 @@ def test_the_loops_rule_makes_each_loop_a_block_of_its_own_as_figure_4_does():
     spans = sorted((loop.start_pc, loop.end_pc - 1) for loop in loops)
     assert spans == [(5, 10), (13, 18)]
     by_loops = tom_candidates(f)
-    for begin, end in spans:  # each loop exactly, conditional on its count
-        c = covering(by_loops, begin, end)
-        assert (c.begin, c.end) == (begin, end) and c.conditional
-    # no block holds a loop and the code before or after it
-    for c in by_loops:
-        held = [s for s in spans if c.begin <= s[0] and s[1] <= c.end]
-        assert held in ([], [(c.begin, c.end)])
-    # the maximal rule merges the first loop with code before it (the counter's reset)
-    assert tom_candidates(f, "maximal")[0].begin < spans[0][0]
+    # each loop with the reset of its counter (pcs 4 and 12), conditional on its count; the
+    # loads at pcs 3 and 11 and the stores after the second loop stay out
+    assert [(c.begin, c.end, c.conditional) for c in by_loops] == [(4, 10, True), (12, 18, True)]
+    assert all(c.live_in == ("%r9", "%rd2") for c in by_loops)
+    # the maximal rule merges the loops with the accesses around them
+    assert any(c.begin <= 3 or c.end >= 19 for c in tom_candidates(f, "maximal"))
 
 
 def test_the_rules_are_named_and_an_unknown_one_is_refused():
@@ -423,35 +424,6 @@ def test_the_rules_are_named_and_an_unknown_one_is_refused():
     assert tom_candidates(f, "loops") is tom_candidates(f)  # the default, computed once
     with pytest.raises(ValueError, match="maximal"):
         tom_candidates(f, "largest")
-
-
-def test_a_blocks_live_registers_are_its_own_live_at_once_in_32_bit_slots():
-    f = kernel(
-        """
-        ld.param.u64 %rd1, [k_p0];
-        ld.param.u32 %r9, [k_p1];
-        mov.f32 %f7, 0f3F800000;
-        bar.sync 0;
-        ld.global.f32 %f1, [%rd1];
-        ld.global.f32 %f2, [%rd1+128];
-        ld.global.f32 %f3, [%rd1+256];
-        ld.global.f32 %f4, [%rd1+384];
-        add.f32 %f5, %f1, %f2;
-        add.f32 %f6, %f3, %f4;
-        st.global.f32 [%rd1+512], %f5;
-        st.global.u32 [%rd1+640], %r9;
-        bar.sync 0;
-        st.shared.f32 [buf], %f6;
-        st.shared.f32 [buf+4], %f7;
-        ret;
-        """
-    )
-    (c,) = tom_candidates(f)
-    assert (c.begin, c.end) == (4, 11)
-    # before pc 8: %rd1 (two slots), %r9 and %f1-%f4; %f7 is live but not the block's own
-    assert c.live_registers == 2 + 1 + 4
-    assert c.as_dict()["live_registers"] == 7
-    assert thread_live_registers(f) == 2 + 1 + 4 + 1  # the thread also holds %f7
 
 
 # ------------------------------------------------------------------------------ the suite
@@ -500,11 +472,11 @@ def test_every_suite_kernel_yields_disjoint_blocks_that_obey_the_rules(ptx):
             assert c.as_dict()["begin_pc"] == c.begin
             assert 0 < c.live_registers <= thread_live_registers(f)
             whole = [lp for lp in a.loops if c.begin <= lp.start_pc and lp.end_pc - 1 <= c.end]
-            if whole:  # the loops rule: a block holding a loop is exactly that loop
-                assert (c.begin, c.end) == (
-                    min(lp.start_pc for lp in whole),
-                    max(lp.end_pc for lp in whole) - 1,
-                )
+            if whole:  # the loops rule: a loop, with set-up code but no other access
+                first = min(lp.start_pc for lp in whole)
+                assert c.end == max(lp.end_pc for lp in whole) - 1
+                assert not any(a.classes[pc].kind is Kind.MEMORY for pc in range(c.begin, first)
+                               if a.classes[pc].space in (Space.GLOBAL, Space.LOCAL))  # fmt: skip
 
 
 def test_lib_offloads_each_figure_4_loop_when_it_runs_four_times():
@@ -534,15 +506,10 @@ def test_lib_offloads_each_figure_4_loop_when_it_runs_four_times():
         assert c.conditional and c.threshold == 4 and c.tag == TAG_RX
         assert c.loop_header_pc == a.cfg[loop.header].start
         assert c.condition.endswith(">= 4") and c.condition_register in c.live_in
-    # the loops rule makes each loop, exactly, a block: the first then needs its counter and
-    # two pointers besides the paper's five inputs, and breaks even at five iterations
-    loops = tom_candidates(f)
-    thresholds = []
-    for loop in figure_4:
-        c = covering(loops, loop.start_pc, loop.end_pc - 1)
-        assert (c.begin, c.end) == (loop.start_pc, loop.end_pc - 1) and c.conditional
-        thresholds.append((len(c.live_in), c.threshold))
-    assert thresholds == [(7, 5), (5, 4)]
+    # the loops rule finds the same two blocks: each loop with its set-up code
+    assert [covering(tom_candidates(f), lp.start_pc) for lp in figure_4] == [
+        covering(candidates, lp.start_pc) for lp in figure_4
+    ]
 
 
 def test_vadd_offloads_its_two_loads_and_its_store_together():

@@ -50,10 +50,12 @@ def test_analyze_tom_blocks_chooses_the_rule_and_reports_live_registers():
 
     loops, maximal = flux("loops"), flux("maximal")
     assert (loops["blocks"], maximal["blocks"]) == ("loops", "maximal")
-    # the maximal rule takes the whole thread, its neighbour loop and all; the loops rule does not
+    # the maximal rule takes the whole thread with its neighbour loop; the loops rule the loop
+    # and its set-up, without the element's own loads before it and the stores after it
     (whole,) = maximal["tom_candidates"]
-    assert whole["live_registers"] == maximal["thread_live_registers"]
-    assert all(c["live_registers"] < loops["thread_live_registers"]
-               for c in loops["tom_candidates"])  # fmt: skip
+    assert whole["live_registers"] == maximal["thread_live_registers"] == 58
+    (loop,) = loops["tom_candidates"]
+    assert whole["begin_pc"] < loop["begin_pc"] and loop["end_pc"] < whole["end_pc"]
+    assert (loop["n_st"], whole["n_st"]) == (0, 5)
     refused = runner.invoke(app, ["analyze", "--tom", "--blocks", "largest", cfd])
     assert refused.exit_code != 0 and "loops, maximal" in refused.output

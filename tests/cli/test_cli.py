@@ -112,8 +112,17 @@ def test_offload_rows_say_why_instances_stayed_on_the_gpu():
            "declined_pending": 20, "declined_busy": 0, "declined_ratio": 0, "declined_cache": 0,
            "learning_us": 1.5, "colocation": 0.5,
            "mapping": {"bits": "9:8", "learning_instances": 2, "colocation_baseline": 0.25,
-                       "colocation_learned": 0.75}}  # fmt: skip
+                       "colocation_learned": 0.75},
+           "candidates": {"rule": "loops", "blocks": 3, "instructions_max": 40,
+                          "live_registers_max": 12, "thread_live_registers_max": 20},
+           "redundant_instructions": 300, "stack_l1_flushes": 60}  # fmt: skip
     rows = dict(offload_rows(tom, 10.0))
+    assert rows["candidate blocks"] == (
+        "3 (loops rule), up to 40 instructions and 12 live registers (a thread: 20)"
+    )
+    assert rows["offloading costs"] == (
+        "300 warp instructions run on the GPU before a block's first access, 60 stack-SM L1 flushes"
+    )
     assert rows["offloaded instances"] == "60 of 100 (60.0%), 3 candidate blocks"
     assert rows["thread instructions near memory"] == "25.0%"
     assert rows["kept on the GPU by"] == (

@@ -25,9 +25,11 @@ those registers and save more. Its statistics describe blocks much smaller than 
 about 20 candidates in a workload (sec. 6.6 sizes the metadata table at 40 entries, twice the
 most it saw). Two rules are implemented (``blocks``):
 
-* ``"loops"`` (the default): a block is one natural loop, exactly its pc span (with the loops
-  nested in it), or loop-free code: a range containing no whole loop, outside every loop or
-  inside one loop's body. A loop is never merged with the code around it, as in Figure 4.
+* ``"loops"`` (the default): a block is one natural loop (with the loops nested in it), from a
+  pc of its set-up code (the end of its preheader after any load or store: the counter's start,
+  as ``n = 0`` in ``for (n = 0; ...)``, its pointers) to the loop's last pc, or loop-free code:
+  a range containing no whole loop, outside every loop or inside one loop's body. A loop is
+  never merged with other code's accesses, before or after it, as in Figure 4.
 * ``"maximal"``: any range obeying the rules above, so a loop and the code around it (often a
   whole thread, parameter loads included, which cost nothing to repeat) can be one block: the
   reading of sec. 1's "maximum potential memory bandwidth savings" that ignores Figure 4.
@@ -483,11 +485,11 @@ class _Search:
         # Loops, outermost first.
         self.loops = analysis.loops
         self.loops_ending_at: list[list[Loop]] = [[] for _ in range(n)]
-        # the last pc of the outermost loop whose span starts at each pc, or -1
-        self.loop_end_at = [-1] * n
+        # "loops": the last pc of the outermost loop a block starting at each pc may hold, or -1
+        self.loop_end_from = [-1] * n
         for loop in self.loops:
-            at = loop.start_pc
-            self.loop_end_at[at] = max(self.loop_end_at[at], loop.end_pc - 1)
+            for at in range(self._loop_entry(loop), loop.start_pc + 1):
+                self.loop_end_from[at] = max(self.loop_end_from[at], loop.end_pc - 1)
         self.loops_of_pc: list[tuple[int, ...]] = [()] * n
         for loop in self.loops:
             self.loops_ending_at[loop.end_pc - 1].append(loop)
@@ -501,6 +503,28 @@ class _Search:
         ]  # fmt: skip
         self.writes_of = {r: analysis.defuse.definitions_of(r) for r in self.names}
         self._loop_counts: dict[Factors, _LoopCounts] = {}
+
+    def _loop_entry(self, loop: Loop) -> int:
+        """The first pc a "loops" block holding ``loop`` may start at: in its preheader, the
+        straight-line block just before the loop's span that leads only into the loop, the
+        first pc after the preheader's last load or store. What follows it sets the loop up
+        (the counter's start, as ``n = 0`` in ``for (n = 0; ...)``, pointers, the jump to a
+        header placed mid-span); an access before it belongs to other code. Without such a
+        preheader, the span's own start."""
+        cfg = self.analysis.cfg
+        if loop.start_pc == 0:
+            return 0
+        before = cfg.block_of_pc[loop.start_pc - 1]
+        enclosing = {lp.index for lp in self.loops if before in lp.blocks}
+        inside = {lp.index for lp in self.loops if loop.header in lp.blocks} - {loop.index}
+        if before in loop.blocks or enclosing - inside:
+            return loop.start_pc  # part of the loop, or of another loop the loop is not in
+        if not all(succ in loop.blocks for succ in cfg[before].successors):
+            return loop.start_pc  # a guard that may skip the loop: code around it
+        entry = loop.start_pc
+        while entry > cfg[before].start and not (self.is_ld[entry - 1] or self.is_st[entry - 1]):
+            entry -= 1
+        return entry
 
     def _mask(self, names) -> int:
         mask = 0
@@ -643,7 +667,7 @@ class _Search:
             n_ld = n_st = 0
             whole: list[Loop] = []
             outermost = 0
-            loop_end = self.loop_end_at[begin]
+            loop_end = self.loop_end_from[begin]
             for end in range(begin, n):
                 if forbidden[end] or lowest_succ[end] < begin:
                     break

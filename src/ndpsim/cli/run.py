@@ -136,6 +136,16 @@ def offload_rows(offload: dict | None, time_us: float) -> list[tuple[str, str]]:
                     undecided))  # fmt: skip
     if instances > offloaded:
         rows.append(("kept on the GPU by", ", ".join(f"{why} {n:,}" for why, n in reasons if n)))
+    blocks = offload.get("candidates")
+    if blocks:  # TOM
+        rows.append(("candidate blocks", f"{blocks['blocks']} ({blocks['rule']} rule), up to "
+                     f"{blocks['instructions_max']} instructions and "
+                     f"{blocks['live_registers_max']} live registers (a thread: "
+                     f"{blocks['thread_live_registers_max']})"))  # fmt: skip
+        costs = [f"{offload['redundant_instructions']:,} warp instructions run on the GPU "
+                 "before a block's first access", f"{offload['stack_l1_flushes']:,} stack-SM "
+                 "L1 flushes"]  # fmt: skip
+        rows.append(("offloading costs", ", ".join(costs)))
     if learned:
         learning = (f"stack bits {mapping['bits']} learned from "
                     f"{mapping['learning_instances']:,} instances in "
