@@ -71,10 +71,9 @@ CREDIT_NAMES = ("command", "read_data", "write_address")
 
 # run-time control: the offload ratio Algorithm 1 sets, the random state, instructions of
 # offload blocks completed (the throughput Algorithm 1 measures, offloaded or not); TOM's
-# learning phase: whether it lasts, instances still to observe, observed ones still running
+# learning phase: whether it lasts, instances still to see whole, watched ones still running
 (C_RATIO_PERMILLE, C_RANDOM, C_BLOCK_INSTRUCTIONS, C_LEARNING, C_LEARN_LEFT,
  C_LEARN_RUNNING) = range(6)  # fmt: skip
-# (C_LEARN_LEFT: instances still to see whole; C_LEARN_RUNNING: watched ones still running)
 CONTROL_FIELDS = 6
 #: inst_home of an instance the learning phase's analyzer has seen whole
 SEEN = -2

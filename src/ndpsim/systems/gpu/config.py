@@ -132,10 +132,10 @@ class NdpConfig(Strict):
                              "(TOM Table 1, SNDP Table 2)")  # fmt: skip
     offload_latency_cycles: int = Field(10, ge=0, description="offload pipeline (sec. 4.2)")
     blocks: Literal["loops", "maximal"] = Field(
-        "loops", description="TOM's candidate blocks (sec. 3.1): 'loops' takes each loop as a "
-        "block of its own and the loop-free code between loops as others (Figure 4); "
-        "'maximal' the most saving ranges, loops and the code around them together (see "
-        "docs/offload.md)"
+        "loops", description="TOM's candidate blocks (sec. 3.1): 'loops' takes each loop, with "
+        "its set-up code, as a block of its own and the loop-free code between loops as others "
+        "(Figure 4); 'maximal' the most saving ranges, a loop and the accesses around it "
+        "together (see docs/offload.md)"
     )  # fmt: skip
     control: bool = Field(True, description="dynamic offload aggressiveness control (sec. 3.3)")
     warp_limit: bool = Field(
