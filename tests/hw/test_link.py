@@ -117,3 +117,13 @@ def test_busy_time_of_any_bandwidth_is_within_rounding_of_bytes_over_bandwidth(s
     exact = sum(sizes) * PS_PER_S / (gbps * 1e9)
     assert exact <= links.busy_ps[0] <= exact * 1.001 + len(sizes)
     assert links.busy_until[0] == links.busy_ps[0]
+
+
+def test_a_link_busy_longer_than_it_was_last_busy_until_is_overdrawn():
+    links = L.build_links([1.0, 1.0], [0, 0])
+    L.send(links, 0, 0, 1024, L.READ_DATA)
+    L.send(links, 1, 0, 1024, L.READ_DATA)
+    assert len(L.overdrawn(links)) == 0
+    links.busy_until[1] = 0  # what resetting a link mid-run did
+    L.send(links, 1, 10, 1024, L.READ_DATA)
+    assert L.overdrawn(links).tolist() == [1]

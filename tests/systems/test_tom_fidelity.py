@@ -83,6 +83,19 @@ def test_the_learning_phase_costs_the_pcie_latency_and_no_bandwidth(vadd):
     assert learning.time_ps == pytest.approx(far.time_ps, rel=0.01)
 
 
+@pytest.mark.parametrize("cubes", [4, 8])
+def test_no_link_is_busier_than_the_run_across_the_learning_phase(vadd, cubes):
+    # the learning phase once slowed the GPU-stack links down and then freed them mid-packet,
+    # which counted more busy time than the run had: a memory-to-GPU link was "105% busy"
+    config = load_system_config(
+        "tom-ndp", {"memory": {"cubes": cubes}, "ndp": {"learning_fraction": 0.5}}
+    )
+    result = _run(config, vadd)
+    assert result.summary["offload"]["learning_us"] > 0
+    for channel in result.summary["links"].values():
+        assert 0 <= channel["utilization"] <= 1
+
+
 def _learning_state(ends):
     """An offload state of len(ends) instances, all touching stack 0, in the learning phase
     with one instance wanted."""

@@ -56,6 +56,12 @@ def build_links(bandwidth_gbps, latency_ps, window_ps: int = 100_000) -> Links:
     )
 
 
+def overdrawn(links: Links) -> np.ndarray:
+    """Links busy longer than the time up to which they were last busy: impossible for a link
+    that starts a packet only once the previous one is out, so a bug in whatever changed it."""
+    return np.flatnonzero(links.busy_ps > links.busy_until)
+
+
 @njit(cache=True, inline="always")
 def _roll_window(links, link, now):
     w = links.window_ps[0]

@@ -478,6 +478,12 @@ class GpuSystem:
                 f"TOM's learning phase never ended: it observed {len(learning.observed)} of "
                 f"the {learning.wanted} offload-candidate instances it wanted"
             )
+        broken = linkmod.overdrawn(links)
+        if len(broken):
+            raise SimulationError(
+                "links busy for longer than they existed: "
+                + ", ".join(self._link_label(int(i)) for i in broken[:8])
+            )
         wall = time.perf_counter() - start_wall
         return self._result(now, len(traces), sm_stats, mem, links, dram, instructions, threads,
                             wall, plan, offload_stats, ratio, fewest_credits)  # fmt: skip
@@ -911,9 +917,11 @@ class GpuSystem:
         def channel(kind):
             ids = [i for i, k in enumerate(net.kinds) if k == kind]
             moved = int(per_link[ids].sum()) if ids else 0
+            # the last packets (a write's acknowledgement) may leave after the run's last event
+            span = max(time_ps, int(links.busy_until[ids].max())) if ids else time_ps
             return {"bytes": moved, "gbps": moved / seconds / 1e9 if seconds else 0.0,
-                    "utilization": float(links.busy_ps[ids].sum() / (time_ps * len(ids)))
-                    if ids and time_ps else 0.0}  # fmt: skip
+                    "utilization": float(links.busy_ps[ids].sum() / (span * len(ids)))
+                    if ids and span else 0.0}  # fmt: skip
 
         row_total = dram["row_hits"] + dram["row_misses"] + dram["row_conflicts"]
         return {
