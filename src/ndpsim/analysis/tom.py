@@ -685,7 +685,7 @@ class _Search:
                     held = {loop.index for loop in whole}
                     outermost = sum(loop.parent not in held for loop in whole)
                 if rule == "loops" and whole:
-                    # a loop is a block of its own, never merged with the code around it
+                    # a loop, from its set-up code, is a block of its own
                     if end > loop_end:
                         break
                     if end < loop_end:
@@ -777,8 +777,7 @@ class _Search:
                 e.reg_tx, e.reg_rx, e.ld + extra * e.loop_ld, e.st + extra * e.loop_st
             )
             tag = _tag(*at_threshold)
-        own = touched
-        live_registers = max(self._slots(self.live_before[pc] & own)
+        live_registers = max(self._slots(self.live_before[pc] & touched)
                              for pc in range(e.begin, e.end + 2))  # fmt: skip
         return TomCandidate(
             begin=e.begin,
