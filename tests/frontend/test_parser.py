@@ -380,28 +380,32 @@ def test_missing_version_and_unclosed_function_are_reported():
 
 _OPERANDS = st.sampled_from(
     [
-        *("%r1", "%r2", "%f3", "%rd4", "-7", "0x1F", "0f40490FDB", "%tid.x", "[%rd1+16]"),
+        *("%r1", "%r2", "%f3", "%rd4", "-7", "0x1F", "0f40490FDB", "%tid.x"),
         *("{%f1, %f2}", "%r5|%p2", "_", "!%p3"),
     ]
 )
+_ADDRESSES = st.sampled_from(["[%rd1+16]", "[%rd1]", "[k_param_0]", "[k_param_0+-8]", "[64]"])
 # What an instruction that writes its first operand may have there.
 _DESTINATIONS = st.sampled_from(["%r1", "%f3", "{%f1, %f2}", "%r5|%p2", "_"])
-# Mnemonics with the number of operands each takes.
+# Mnemonics with the number of operands each takes and where its address goes (or None).
 _MNEMONICS = st.sampled_from(
     [
-        *(("add.s32", 3), ("ld.global.f32", 2), ("setp.lt.and.s32", 4), ("mov.b64", 2)),
-        *(("cvt.rn.f32.s32", 2), ("shfl.sync.idx.b32", 5), ("atom.global.add.u32", 3)),
-        *(("st.shared.v2.f32", 2), ("fma.rn.f32", 4), ("bar.sync", 1)),
+        *(("add.s32", 3, None), ("ld.global.f32", 2, 1), ("setp.lt.and.s32", 4, None)),
+        *(("mov.b64", 2, None), ("cvt.rn.f32.s32", 2, None), ("shfl.sync.idx.b32", 5, None)),
+        *(("atom.global.add.u32", 3, 1), ("st.shared.v2.f32", 2, 0), ("fma.rn.f32", 4, None)),
+        ("bar.sync", 1, None),
     ]
 )
 
 
 @st.composite
 def _instructions(draw) -> str:
-    mnemonic, count = draw(_MNEMONICS)
+    mnemonic, count, address = draw(_MNEMONICS)
     writes = mnemonic.split(".")[0] not in NO_DESTINATION_OPCODES
     operands = [draw(_DESTINATIONS if writes else _OPERANDS)]
     operands += [draw(_OPERANDS) for _ in range(count - 1)]
+    if address is not None:
+        operands[address] = draw(_ADDRESSES)
     return f"{mnemonic} {', '.join(operands)};"
 
 
@@ -432,3 +436,39 @@ def test_every_committed_kernel_parses(ptx):
     module = parse_ptx(ptx.read_text(), str(ptx))
     assert module.kernels
     assert module.version.startswith("9.")
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("bra %rd1;", "bra takes the name of a label"),
+        ("ld.global.f32 %f1, %rd1;", "takes one address operand"),
+        ("st.global.f32 %rd1, %f1;", "takes one address operand"),
+        ("atom.global.add.u32 %r1, %rd1, 1;", "takes one address operand"),
+        ("shfl.sync.b32 %r1, %r2, 1, 31, -1;", "shfl takes a mode"),
+        ("mov.b64 %rd1, {};", "1 to 8 elements"),
+        ("mov.b64 %rd1, " + "{" * 3000 + "%r1;", "expected an operand"),
+        ("mov.u64 %rd1, " + "9" * 5000 + ";", "wider than 64 bits"),
+        ("mov.u64 %rd1, 18446744073709551616;", "wider than 64 bits"),
+        ("mov.s64 %rd1, -9223372036854775809;", "wider than 64 bits"),
+        ("ld.global.f32 %f1, [%rd1+99999999999999999999];", "wider than 64 bits"),
+    ],
+)
+def test_operands_an_opcode_cannot_take_are_errors_not_crashes(line, message):
+    # each of these once escaped as a bare KeyError, StopIteration, ZeroDivisionError,
+    # RecursionError or ValueError, or a literal silently wrapped
+    with pytest.raises(PTXSyntaxError, match=message):
+        first_instruction(line)
+
+
+def test_the_widest_64_bit_literals_are_accepted():
+    for literal, value in (("18446744073709551615", (1 << 64) - 1), ("-9223372036854775808",
+                           -(1 << 63)), ("01777777777777777777777", (1 << 64) - 1)):  # fmt: skip
+        assert first_instruction(f"mov.u64 %rd1, {literal};").operands[1].value == value
+
+
+@pytest.mark.parametrize("size", ["abc", "123456789", "0", ""])
+def test_an_address_size_other_than_32_or_64_is_an_error(size):
+    text = kernel("ret;").replace(".address_size 64", f".address_size {size}")
+    with pytest.raises(PTXSyntaxError, match="takes 32 or 64"):
+        parse_ptx(text)

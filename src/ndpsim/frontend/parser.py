@@ -150,6 +150,12 @@ _TOKEN_RE = re.compile(
 )
 
 _LINE_DIRECTIVES = frozenset({".version", ".target", ".address_size", ".file", ".loc"})
+#: Opcodes that access memory through exactly one address operand (PTX ISA).
+_ADDRESSED = frozenset({"ld", "ldu", "st", "atom", "red", "prefetch", "prefetchu"})
+_SHUFFLE_MODES = frozenset({"up", "down", "bfly", "idx"})
+#: Characters of the longest 64-bit literal (octal: a leading 0 and 22 digits); anything longer
+#: is wider than 64 bits.
+_MAX_LITERAL_DIGITS = 23
 _PERF_DIRECTIVES = frozenset(
     """.maxntid .reqntid .minnctapersm .maxnctapersm .maxnreg .maxclusterrank .reqnctapercluster
     .explicitcluster .noreturn .abi_preserve .abi_preserve_control""".split()  # noqa: SIM905
@@ -268,19 +274,28 @@ class _Parser:
         if tok.kind not in ("int", "hex"):
             self.error("expected an integer", tok)
         value = self.integer_value(tok)
+        if negative and value > 1 << 63:
+            self.error("integer literal wider than 64 bits", tok)
         return -value if negative else value
 
     def integer_value(self, tok: Token) -> int:
         """An integer literal's value: hexadecimal after 0x, octal after a leading 0 (PTX ISA
-        "Integer Constants"), decimal otherwise."""
+        "Integer Constants"), decimal otherwise. PTX integer constants are 64-bit: a literal
+        wider than that is refused rather than wrapped."""
         digits = tok.text.rstrip("U")
+        if len(digits) > _MAX_LITERAL_DIGITS:
+            self.error("integer literal wider than 64 bits", tok)
         if tok.kind == "hex":
-            return int(digits, 16)
-        if len(digits) > 1 and digits.startswith("0"):
+            value = int(digits, 16)
+        elif len(digits) > 1 and digits.startswith("0"):
             if any(d not in "01234567" for d in digits):
                 self.error("a literal with a leading 0 is octal; expected digits 0-7", tok)
-            return int(digits, 8)
-        return int(digits)
+            value = int(digits, 8)
+        else:
+            value = int(digits)
+        if value >= 1 << 64:
+            self.error("integer literal wider than 64 bits", tok)
+        return value
 
     def type_name(self) -> PtxType:
         tok = self.next()
@@ -304,7 +319,9 @@ class _Parser:
                 elif text == ".target":
                     target = "".join(words)
                 elif text == ".address_size":
-                    address_size = int(words[0]) if words else 64
+                    if words not in (["32"], ["64"]):
+                        self.error(".address_size takes 32 or 64 (PTX ISA)", tok)
+                    address_size = int(words[0])
                 continue
             linkage = set()
             while text in _LINKAGE:
@@ -605,6 +622,7 @@ class _Parser:
                     break
                 self.expect(",", "',' or ';' after an operand")
         self.check_operand_count(mtok, starts, semicolon=self.tokens[self.pos - 1])
+        self.check_shape(mtok, opcode, modifiers, operands, starts)
         if opcode == "call":
             self.call_target(operands, starts)
         inst = Instruction(pc, opcode, tuple(modifiers), tuple(operands), guard, self.loc(first))
@@ -631,6 +649,21 @@ class _Parser:
         where = starts[counts[-1]] if len(starts) > counts[-1] else semicolon
         self.error(f"expected {expected} {noun} for {mtok.text}, found {len(starts)}", where)
 
+    def check_shape(self, mtok: Token, opcode: str, modifiers: list[str],
+                    operands: list[Operand], starts: list[Token]) -> None:  # fmt: skip
+        """What kinds of operands an opcode takes (PTX ISA), beyond their number: a branch
+        names a label, a memory instruction one address, a shuffle its mode."""
+        where = starts[0] if starts else mtok
+        if opcode == "bra" and operands and not isinstance(operands[-1], Symbol):
+            self.error("bra takes the name of a label", starts[-1])
+        if opcode in _ADDRESSED and operands:
+            addresses = sum(isinstance(op, Address) for op in operands)
+            if addresses != 1:
+                self.error(f"{mtok.text} takes one address operand [...], found {addresses}",
+                           where)  # fmt: skip
+        if opcode == "shfl" and not _SHUFFLE_MODES & set(modifiers):
+            self.error("shfl takes a mode: .up, .down, .bfly or .idx", mtok)
+
     def call_target(self, operands: list[Operand], starts: list[Token]) -> None:
         """Queue the function a ``call`` names, after its return list if it has one."""
         i = 1 if operands and isinstance(operands[0], ArgumentList) else 0
@@ -651,9 +684,13 @@ class _Parser:
         if self.accept("{"):
             elements = []
             while not self.accept("}"):
-                elements.append(self.operand(destination))
+                elements.append(self.simple_operand())
+                if destination:
+                    self.writable(elements[-1], self.tokens[self.pos - 1], destination)
                 if not self.at("}"):
                     self.expect(",", "',' or '}' in a vector operand")
+            if not 1 <= len(elements) <= 8:
+                self.error("a vector operand holds 1 to 8 elements", tok)
             return Vector(tuple(elements))
         if self.accept("("):
             return self.argument_list()
@@ -727,6 +764,8 @@ class _Parser:
             value = float(text)
         elif tok.kind in ("int", "hex"):
             value = self.integer_value(tok)
+            if negative and value > 1 << 63:
+                self.error("integer literal wider than 64 bits", tok)
             value = -value if negative else value
         else:
             self.error("expected a number", tok)
