@@ -42,6 +42,11 @@ class PTXSyntaxError(PTXError):
     """The text is not well-formed PTX."""
 
 
+class PTXTypeError(PTXError):
+    """Well-formed PTX whose operands break the ISA's typing rules (a predicate where a float
+    goes, a 64-bit register in a 32-bit instruction, a vector of the wrong arity)."""
+
+
 class UnsupportedInstruction(PTXError):
     """Well-formed PTX that uses an opcode or modifier ndpsim does not execute."""
 

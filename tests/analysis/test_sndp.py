@@ -368,7 +368,7 @@ def test_a_store_whose_address_needs_a_value_loaded_in_the_block_cannot_join_it(
         st.global.f32 [%rd1+12288], %f3;
         mul.wide.u32 %rd2, %r1, 4;
         add.s64 %rd3, %rd1, %rd2;
-        st.global.u32 [%rd3], {data};
+        st.global.b32 [%rd3], {data};
         ret;
         """
     )

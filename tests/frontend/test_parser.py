@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ndpsim.errors import PTXError, PTXSyntaxError, UnsupportedInstruction
+from ndpsim.errors import PTXError, PTXSyntaxError, PTXTypeError, UnsupportedInstruction
 from ndpsim.frontend.ir import (
     NO_DESTINATION_OPCODES,
     Address,
@@ -411,7 +411,13 @@ def _instructions(draw) -> str:
 
 @given(_instructions(), st.booleans())
 def test_printed_instructions_parse_back_to_the_same_instruction(text, guarded):
-    inst = first_instruction(("@%p1 " if guarded else "") + text)
+    try:
+        inst = first_instruction(("@%p1 " if guarded else "") + text)
+    except PTXTypeError as err:  # ill-typed: its printed form must be refused the same way
+        with pytest.raises(PTXTypeError) as again:
+            first_instruction(err.token + ";")
+        assert (again.value.token, again.value.detail) == (err.token, err.detail)
+        return
     again = first_instruction(inst.text + ";")
     assert (again.opcode, again.modifiers, again.operands, again.guard) == (
         inst.opcode,

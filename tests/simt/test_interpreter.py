@@ -7,6 +7,7 @@ import pytest
 
 from ndpsim.errors import LaunchError, MemoryAccessError, SimulationError
 from ndpsim.ptx import DeviceMemory, launch
+from ndpsim.simt.limits import Limits
 from ndpsim.trace.trace import AFFINE, NARROW, MemoryKind, MemorySpace, popcount
 from tests.simt.harness import module_from
 
@@ -298,9 +299,19 @@ def test_out_of_bounds_and_misaligned_accesses_name_the_instruction():
         run_out("st.global.u32 [%rd3+2], %r1;\nret;", 64)
 
 
+@pytest.mark.parametrize("address", ["[-1]", "[k_out+8]", "[4096]"])
+def test_a_parameter_load_outside_the_parameter_buffer_is_refused(address):
+    with pytest.raises(MemoryAccessError, match="outside the 8-byte parameter buffer"):
+        run_out(f"ld.param.u32 %r9, {address};\nret;", 32)
+
+
 def test_an_endless_loop_is_stopped_by_the_instruction_limit():
-    with pytest.raises(SimulationError, match="instruction limit"):
-        run_out("$SPIN:\nadd.s32 %r5, %r5, 1;\nbra $SPIN;\nret;", 32, instruction_limit=10_000)
+    with pytest.raises(SimulationError, match="budget of 10,000 warp-instructions per launch"):
+        run_out(
+            "$SPIN:\nadd.s32 %r5, %r5, 1;\nbra $SPIN;\nret;",
+            32,
+            limits=Limits(instructions_per_launch=10_000),
+        )
 
 
 def test_launch_arguments_are_checked():

@@ -11,6 +11,13 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from ndpsim.cli.limits import (
+    MAX_DEVICE_GB,
+    MAX_INSTRUCTIONS,
+    MAX_LAUNCHES,
+    MAX_TRACE_GB,
+    limits_from,
+)
 from ndpsim.cli.main import app, console, reports_errors
 from ndpsim.cli.paths import output_file
 from ndpsim.compilation import COMPILING_NOTICE, watching_compilation
@@ -39,17 +46,22 @@ def run(
     json_path: Path = typer.Option(
         None, "--json", help="Where to write every counter (default results/run-...json)."
     ),
+    max_instructions: int = MAX_INSTRUCTIONS,
+    max_launches: int = MAX_LAUNCHES,
+    max_trace_gb: float = MAX_TRACE_GB,
+    max_device_gb: float = MAX_DEVICE_GB,
 ) -> None:
     """Simulate a workload of the suite on a system preset and print a summary."""
     config = load_system_config(system, parse_overrides(overrides))
     # a system the model cannot build, or an unknown workload, fails before the long parts
     hardware = GpuSystem(config)
     get_workload(workload)
+    limits = limits_from(max_instructions, max_launches, max_trace_gb, max_device_gb)
     path = output_file(
         json_path or Path("results") / f"run-{config.name}-{workload}-{size}.json", "--json"
     )
     with _status(f"interpreting {workload} ({size})"):
-        functional = run_workload(workload, size, seed)
+        functional = run_workload(workload, size, seed, limits=limits)
     if not functional.check.passed:
         console.print(f"[yellow]warning:[/] {workload} differs from its reference: "
                       f"{escape(functional.check.detail)}")  # fmt: skip

@@ -10,6 +10,13 @@ from rich import box
 from rich.progress import Progress
 from rich.table import Table
 
+from ndpsim.cli.limits import (
+    MAX_DEVICE_GB,
+    MAX_INSTRUCTIONS,
+    MAX_LAUNCHES,
+    MAX_TRACE_GB,
+    limits_from,
+)
 from ndpsim.cli.main import app, console, reports_errors
 from ndpsim.cli.paths import output_directory, output_file
 from ndpsim.errors import WorkloadError
@@ -61,12 +68,17 @@ def run(
         None, "--save-traces", help="Write each workload's traces to DIR/<name>-<size>.npz."
     ),
     json_path: Path = typer.Option(None, "--json", help="Also write the table as JSON."),
+    max_instructions: int = MAX_INSTRUCTIONS,
+    max_launches: int = MAX_LAUNCHES,
+    max_trace_gb: float = MAX_TRACE_GB,
+    max_device_gb: float = MAX_DEVICE_GB,
 ) -> None:
     """Interpret every workload, check it against its NumPy reference, and tabulate its work
     and the global data its kernels touch (data MiB)."""
     if size not in SIZES:
         raise WorkloadError(f"unknown size {size!r}; expected one of {', '.join(SIZES)}")
     names = _selected(only)
+    limits = limits_from(max_instructions, max_launches, max_trace_gb, max_device_gb)
     if save_traces_dir is not None:
         output_directory(save_traces_dir, "--save-traces")
     if json_path is not None:
@@ -76,7 +88,7 @@ def run(
         task = progress.add_task("interpreting", total=len(names))
         for name in names:
             progress.update(task, description=f"interpreting {name}")
-            result = run_workload(name, size, seed)
+            result = run_workload(name, size, seed, limits=limits)
             if save_traces_dir is not None:
                 save_traces(save_traces_dir / f"{name}-{size}.npz", result.traces)
             rows.append(

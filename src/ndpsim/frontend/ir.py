@@ -329,6 +329,10 @@ class Function:
     labels: dict[str, int]
     location: SourceLocation
     directives: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    #: What later layers compute from the function once (its analyses, its decoded program),
+    #: kept on it so that they live and die with it: a cache keyed by the function elsewhere
+    #: would hold it alive through the values, which refer back to it.
+    derived: dict[str, object] = field(default_factory=dict, repr=False)
 
     @cached_property
     def label_at(self) -> dict[int, str]:

@@ -39,6 +39,7 @@ from ndpsim.frontend.ir import (
     Variable,
     Vector,
 )
+from ndpsim.frontend.typecheck import check_module
 from ndpsim.textfile import read_text
 
 #: Registers one function may declare. nvcc's largest in our suite is 651; the bound stops a
@@ -156,6 +157,22 @@ _SHUFFLE_MODES = frozenset({"up", "down", "bfly", "idx"})
 #: Characters of the longest 64-bit literal (octal: a leading 0 and 22 digits); anything longer
 #: is wider than 64 bits.
 _MAX_LITERAL_DIGITS = 23
+#: Largest variable of each state space, in bytes. Shared: the largest shared memory of one
+#: NVIDIA SM (228 KB on H100; CUDA "Compute Capabilities" table); local: CUDA's 512 KB of local
+#: memory per thread (same table); const: the 64 KB constant bank (same table); param: the 32,764
+#: bytes of kernel parameters since CUDA 12.1 (CUDA Programming Guide, "Function Parameters");
+#: global: assumption, 1 GiB, far above any workload's static data (the suite declares none),
+#: so that a typo in a size cannot exhaust the host's memory when the variable is allocated.
+MAX_VARIABLE_BYTES = {
+    Space.SHARED: 228 * 1024,
+    Space.LOCAL: 512 * 1024,
+    Space.CONST: 64 * 1024,
+    Space.PARAM: 32_764,
+    Space.GLOBAL: 1 << 30,
+}
+#: Largest alignment a declaration may ask for (assumption: a 4 KiB page; nvcc asks for 16 at
+#: most), so that a typo cannot make the layout pad by gigabytes.
+MAX_ALIGN_BYTES = 4096
 _PERF_DIRECTIVES = frozenset(
     """.maxntid .reqntid .minnctapersm .maxnctapersm .maxnreg .maxclusterrank .reqnctapercluster
     .explicitcluster .noreturn .abi_preserve .abi_preserve_control""".split()  # noqa: SIM905
@@ -340,7 +357,7 @@ class _Parser:
                     functions[func.name] = func
             elif text in (".global", ".const", ".shared", ".local"):
                 var = self.variable(extern=".extern" in linkage)
-                variables[var.name] = var
+                self.declare(variables, var.name, var, tok)
             elif text == ".pragma":
                 self.skip_statement()
             elif text == ".section":
@@ -378,8 +395,8 @@ class _Parser:
         align = 0
         vector = 1
         while True:
-            if self.accept(".align"):
-                align = self.integer()
+            if self.at(".align"):
+                align = self.alignment()
             elif self.at(".v2") or self.at(".v4") or self.at(".v8"):
                 vector = int(self.next().text[2:])
             elif self.at(".ptr") or self.at(".global") or self.at(".shared"):
@@ -390,23 +407,47 @@ class _Parser:
         name_tok = self.next()
         if name_tok.kind != "word":
             self.error("expected a variable name", name_tok)
+        element_bytes = vtype.size_bytes * vector
+        count, unsized = self.array_extent(space, element_bytes, name_tok)
+        initializer: tuple[int | float, ...] = ()
+        if self.accept("="):
+            initializer = self.initializer()
+        self.expect(";")
+        size = 0 if unsized else element_bytes * count
+        return Variable(
+            name_tok.text, space, vtype, size, align or vtype.size_bytes * vector, initializer,
+            extern=extern or unsized,
+        )  # fmt: skip
+
+    def alignment(self) -> int:
+        """``.align N``: a power of two (PTX ISA "Variable and Parameter Attributes")."""
+        self.expect(".align")
+        value_tok = self.current()
+        align = self.integer()
+        if align < 1 or align & (align - 1) or align > MAX_ALIGN_BYTES:
+            self.error(f".align takes a power of two from 1 to {MAX_ALIGN_BYTES}", value_tok)
+        return align
+
+    def array_extent(self, space: Space, element_bytes: int, name_tok: Token) -> tuple[int, bool]:
+        """The element count of ``name[a][b]`` (1 for a scalar) and whether it is unsized
+        (``name[]``); every dimension positive and the whole within its space's bound."""
         count = 1
         unsized = False
         while self.accept("["):
             if self.accept("]"):
                 unsized = True
                 continue
-            count *= self.integer()
+            dim_tok = self.current()
+            dimension = self.integer()
+            if dimension < 1:
+                self.error("an array dimension must be a positive integer", dim_tok)
+            count *= dimension
+            limit = MAX_VARIABLE_BYTES[space]
+            if count * element_bytes > limit:
+                self.error(f"{name_tok.text} would take more than the {limit:,} bytes a "
+                           f".{space.value} variable may hold", dim_tok)  # fmt: skip
             self.expect("]")
-        initializer: tuple[int | float, ...] = ()
-        if self.accept("="):
-            initializer = self.initializer()
-        self.expect(";")
-        size = 0 if unsized else vtype.size_bytes * vector * count
-        return Variable(
-            name_tok.text, space, vtype, size, align or vtype.size_bytes * vector, initializer,
-            extern=extern or unsized,
-        )  # fmt: skip
+        return count, unsized
 
     def initializer(self) -> tuple[int | float, ...]:
         values: list[int | float] = []
@@ -469,17 +510,18 @@ class _Parser:
                 if t is None:
                     self.error("unterminated parameter list", tok)
                 if t.text == ".align":
-                    self.next()
-                    align = self.integer()
+                    align = self.alignment()
                 elif t.text.startswith(".") and t.text[1:] in PTX_TYPES:
                     ptype = self.type_name()
                 elif t.text in (".ptr", ".global", ".shared", ".const", ".local"):
                     self.next()
                 elif t.kind == "word" and not t.text.startswith("."):
-                    name = self.next().text
-                    while self.accept("["):
-                        count *= self.integer()
-                        self.expect("]")
+                    name_tok = self.next()
+                    name = name_tok.text
+                    element_bytes = ptype.size_bytes if ptype is not None else 1
+                    count, unsized = self.array_extent(Space.PARAM, element_bytes, name_tok)
+                    if unsized:
+                        self.error("a parameter array needs a size", name_tok)
                     break
                 else:
                     self.error("expected a parameter type or name", t)
@@ -491,6 +533,11 @@ class _Parser:
             offset = (offset + align - 1) // align * align
             params.append(Parameter(name, ptype, size, align, offset))
             offset += size
+            if offset > MAX_VARIABLE_BYTES[Space.PARAM]:
+                self.error(f"parameters take more than the {MAX_VARIABLE_BYTES[Space.PARAM]:,} "
+                           "bytes a kernel may be passed", tok)  # fmt: skip
+            if any(p.name == name for p in params[:-1]):
+                self.error(f"parameter {name} is declared twice", tok)
             if not self.accept(","):
                 self.expect(")", "',' or ')' in the parameter list")
                 break
@@ -531,11 +578,11 @@ class _Parser:
                 self.register_declaration(registers)
             elif text in (".shared", ".local", ".const", ".global", ".param"):
                 var = self.variable(extern=False)  # .param: a call's arguments and return value
-                variables[var.name] = var
+                self.declare(variables, var.name, var, tok)
             elif text == ".extern":
                 self.pos += 1
                 var = self.variable(extern=True)
-                variables[var.name] = var
+                self.declare(variables, var.name, var, tok)
             elif tok.kind == "word" and self._is_label():
                 self.pos += 2
                 if text in labels:
@@ -577,12 +624,22 @@ class _Parser:
                         count_tok,
                     )
                 for i in range(count):
-                    registers[f"{tok.text}{i}"] = rtype
+                    self.declare(registers, f"{tok.text}{i}", rtype, tok)
             else:
-                registers[tok.text] = rtype
+                self.declare(registers, tok.text, rtype, tok)
             if self.accept(";"):
                 return
             self.expect(",", "',' or ';' after a register name")
+
+    def declare(self, table: dict, name: str, value, tok: Token) -> None:
+        """Enter a register or variable; declaring a name again is allowed only as it was
+        (nvcc repeats ``.reg .b32 temp_param_reg;`` in the nested scopes of call sequences,
+        which ndpsim flattens), never with another type or size."""
+        earlier = table.get(name)
+        if earlier is not None and earlier != value:
+            self.error(f"{name} is declared again differently (first as {_described(earlier)}, "
+                       f"now as {_described(value)})", tok)  # fmt: skip
+        table[name] = value
 
     # ------------------------------------------------------------------------ instructions
     def instruction(self, pc: int) -> tuple[Token, Instruction]:
@@ -826,6 +883,12 @@ class _Parser:
                     self.pending_symbols.append((sym.name, tok))
 
 
+def _described(declared: PtxType | Variable) -> str:
+    if isinstance(declared, PtxType):
+        return f".{declared.name}"
+    return f".{declared.space.value} .{declared.type.name}, {declared.size_bytes} bytes"
+
+
 def _operand_counts(mnemonic: str) -> tuple[int, ...] | None:
     """The operand counts PTX allows ``opcode.modifiers``; None for an opcode not checked."""
     opcode, *modifiers = mnemonic.split(".")
@@ -858,6 +921,7 @@ def parse_ptx(text: str, path: str = "<string>") -> Module:
             )
         if callee is not None and callee.is_kernel:
             parser.error(f"call to kernel {name!r}: expected a .func, not an .entry", tok)
+    check_module(module)
     return module
 
 

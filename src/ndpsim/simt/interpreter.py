@@ -26,7 +26,9 @@ from ndpsim.errors import (
     UnsupportedInstruction,
 )
 from ndpsim.frontend.ir import Address, Function, Module, Space, Symbol, Variable
+from ndpsim.frontend.parser import MAX_VARIABLE_BYTES
 from ndpsim.simt import stacks
+from ndpsim.simt.limits import HOW_TO_RAISE, Limits, TraceMeter
 from ndpsim.simt.memory import DeviceMemory
 from ndpsim.simt.semantics import Decoder, Executor, Step
 from ndpsim.simt.state import FULL_MASK, WARP_SIZE, ChunkGeometry, ThreadState
@@ -37,10 +39,6 @@ _LANE_BITS = (np.uint32(1) << np.arange(WARP_SIZE, dtype=np.uint32)).astype(np.u
 
 #: Default cap on threads interpreted together (registers take ~4-8 bytes each per thread).
 DEFAULT_CHUNK_THREADS = 1 << 17
-
-#: A launch executing more warp-instructions than this is stopped as a runaway (TOM ran its
-#: workloads "to completion or for 2 billion instructions").
-DEFAULT_INSTRUCTION_LIMIT = 2_000_000_000
 
 
 @dataclass(frozen=True)
@@ -66,9 +64,6 @@ class Program:
     @property
     def num_instructions(self) -> int:
         return len(self.executors)
-
-
-_PROGRAMS: weakref.WeakKeyDictionary[Function, Program] = weakref.WeakKeyDictionary()
 
 
 def _layout(variables, start: int = 0) -> tuple[dict[str, int], int, int]:
@@ -104,9 +99,9 @@ def _shared_variables(function: Function, module: Module) -> list[Variable]:
 def compile_program(function: Function, module: Module) -> Program:
     """Decode a function of ``module`` for execution (cached); raises
     :class:`UnsupportedInstruction` for anything the interpreter cannot run, naming where."""
-    program = _PROGRAMS.get(function)
+    program = function.derived.get("program")
     if program is not None:
-        return program
+        return program  # type: ignore[return-value]
     insts = function.instructions
     n = len(insts)
     register_index: dict[str, int] = {}
@@ -192,11 +187,17 @@ def compile_program(function: Function, module: Module) -> Program:
         param_offsets=param_offsets,
         param_bytes=function.param_bytes,
     )
-    _PROGRAMS[function] = program
+    function.derived["program"] = program
     return program
 
 
 # ----------------------------------------------------------------------------- recording
+#: Bytes a run record and a memory record take in a finished trace (its columns' widths), what
+#: the trace budget counts; a memory record's lane addresses come on top, before compaction.
+_RUN_RECORD_BYTES = 4 + 4 + 4 + 4 + 8
+_MEMORY_RECORD_BYTES = 4 + 4 + 8 + 4 + 2 + 1 + 1
+
+
 class TraceRecorder:
     """Collects the runs and memory accesses of one chunk into trace columns.
 
@@ -205,8 +206,10 @@ class TraceRecorder:
     :meth:`finish`, so recording stays cheap for small groups.
     """
 
-    def __init__(self, first_warp: int):
+    def __init__(self, first_warp: int, meter: TraceMeter, kernel: str):
         self.first_warp = first_warp
+        self.meter = meter
+        self.kernel = kernel
         self.state: ThreadState | None = None
         self._runs: list[tuple] = []
         self._mem: list[tuple] = []
@@ -214,6 +217,7 @@ class TraceRecorder:
         self._address_count = 0
 
     def run(self, warps: np.ndarray, pc: int, length: int, masks: np.ndarray, seq: np.ndarray):
+        self.meter.add(_RUN_RECORD_BYTES * len(warps), self.kernel)
         self._runs.append((warps, pc, length, masks, seq.copy()))
 
     def memory(self, s: Step, pc: int, lanes, addresses, size: int, kind, space) -> None:
@@ -226,6 +230,7 @@ class TraceRecorder:
             if len(threads) == 0:
                 return
             warps, masks, starts = stacks.warp_groups(threads)
+        self.meter.add(_MEMORY_RECORD_BYTES * len(warps) + addresses.nbytes, self.kernel)
         seq = self.state.warp_instructions[warps] + (pc - s.block_start)  # type: ignore[union-attr]
         self._mem.append((warps, pc, seq, masks, size, int(kind), int(space),
                           starts + self._address_count))  # fmt: skip
@@ -285,9 +290,11 @@ class _NullRecorder(TraceRecorder):
 class _ChunkRunner:
     """Runs one chunk of CTAs to completion."""
 
-    def __init__(self, program: Program, state: ThreadState, recorder: TraceRecorder, budget: int):
+    def __init__(self, program: Program, state: ThreadState, recorder: TraceRecorder, budget: int,
+                 limit: int):  # fmt: skip
         self.program = program
         self.budget = budget  # warp-instructions this chunk may still execute
+        self.limit = limit  # the launch's whole budget, for the message
         self.state = state
         self.recorder = recorder
         geometry = state.geometry
@@ -339,8 +346,10 @@ class _ChunkRunner:
         self.budget -= length * len(warps)
         if self.budget < 0:
             raise SimulationError(
-                f"kernel {program.function.name!r} exceeded its instruction limit (warps are at "
-                f"{program.function.instructions[start].location}); an endless loop?"
+                f"kernel {program.function.name!r} exceeded its budget of "
+                f"{self.limit:,} warp-instructions per launch (warps are at "
+                f"{program.function.instructions[start].location}; an endless loop?); "
+                + HOW_TO_RAISE.format(option="--max-instructions", key="instructions_per_launch")
             )
         self.recorder.run(warps, start, length, masks, state.warp_instructions[warps])
         last = end - 1
@@ -406,13 +415,42 @@ class _ChunkRunner:
 
 
 # --------------------------------------------------------------------------------- launch
+#: Largest grid and CTA of CUDA (Programming Guide, "Compute Capabilities": x up to 2^31 - 1,
+#: y and z up to 65,535 CTAs; x and y up to 1,024 threads, z up to 64).
+_MAX_DIMS = {"grid": (2**31 - 1, 65_535, 65_535), "block": (1024, 1024, 64)}
+
+
 def _dims(value, what: str) -> tuple[int, int, int]:
     if isinstance(value, int | np.integer):
         value = (int(value),)
-    dims = tuple(int(v) for v in value)
+    try:
+        dims = tuple(int(v) for v in value)
+    except (TypeError, ValueError, OverflowError):
+        raise LaunchError(f"{what} must be 1 to 3 positive sizes, got {value!r}") from None
     if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
         raise LaunchError(f"{what} must be 1 to 3 positive sizes, got {value!r}")
+    for axis, d, most in zip("xyz", dims, _MAX_DIMS[what], strict=False):
+        if d > most:
+            raise LaunchError(f"{what} {axis} may be at most {most:,}, got {d:,}")
     return (*dims, 1, 1)[:3]  # type: ignore[return-value]
+
+
+def _ctas_per_chunk(program: Program, threads_per_cta: int, shared_total: int,
+                    chunk_threads: int, limits: Limits) -> int:  # fmt: skip
+    """CTAs interpreted together: ``chunk_threads`` threads, fewer if their registers, local and
+    shared memory would pass ``limits.chunk_bytes``; one CTA must fit on its own."""
+    warps_per_cta = -(-threads_per_cta // WARP_SIZE)
+    thread_bytes = sum(dt.itemsize for dt in program.register_dtypes) + program.local_bytes
+    cta_bytes = warps_per_cta * WARP_SIZE * thread_bytes + shared_total
+    if cta_bytes > limits.chunk_bytes:
+        raise LaunchError(
+            f"kernel {program.function.name!r}: one CTA of {threads_per_cta} threads needs "
+            f"{cta_bytes / 2**20:,.0f} MiB of registers, local and shared memory, more than the "
+            f"{limits.chunk_bytes / 2**20:,.0f} MiB a chunk may take; "
+            + HOW_TO_RAISE.format(option="a smaller CTA", key="chunk_bytes")
+        )
+    by_threads = max(1, int(chunk_threads) // (warps_per_cta * WARP_SIZE))
+    return max(1, min(by_threads, limits.chunk_bytes // max(cta_bytes, 1)))
 
 
 def _pack_params(function: Function, args: Sequence) -> np.ndarray:
@@ -488,15 +526,19 @@ def launch_chunks(
     shared_bytes: int = 0,
     chunk_threads: int = DEFAULT_CHUNK_THREADS,
     record: bool = True,
-    instruction_limit: int = DEFAULT_INSTRUCTION_LIMIT,
+    limits: Limits | None = None,
+    meter: TraceMeter | None = None,
 ) -> Iterator[Trace]:
     """Run a kernel chunk by chunk of CTAs, yielding each chunk's trace as soon as it is done.
 
     Memory effects of a chunk are visible to the chunks after it. ``shared_bytes`` is the dynamic
     shared memory per CTA (``extern __shared__``); ``chunk_threads`` bounds how many threads are
-    interpreted together; a launch running more than ``instruction_limit`` warp-instructions is
+    interpreted together. A launch running more warp-instructions than ``limits`` allows, or
+    recording more trace than ``meter`` (shared by a host program's launches) has left, is
     stopped with a :class:`SimulationError`.
     """
+    limits = limits or Limits()
+    meter = meter or TraceMeter(limits)
     function = module.function(kernel)
     if not function.is_kernel:
         raise LaunchError(f"{kernel!r} is a .func, not a kernel (.entry)")
@@ -506,15 +548,20 @@ def launch_chunks(
     threads_per_cta = block3[0] * block3[1] * block3[2]
     if threads_per_cta > 1024:
         raise LaunchError(f"a CTA may hold at most 1024 threads, got {threads_per_cta}")
+    most_shared = MAX_VARIABLE_BYTES[Space.SHARED]
+    if not 0 <= int(shared_bytes) <= most_shared:
+        raise LaunchError(
+            f"dynamic shared memory must be 0 to {most_shared:,} bytes, got {shared_bytes}"
+        )
     params = _pack_params(function, args)
     symbols = _module_symbols(module, memory)
     total_ctas = grid3[0] * grid3[1] * grid3[2]
     warps_per_cta = -(-threads_per_cta // WARP_SIZE)
-    ctas_per_chunk = max(1, int(chunk_threads) // (warps_per_cta * WARP_SIZE))
     shared_total = program.shared_static_bytes
     if shared_bytes:
         shared_total = -(-shared_total // 16) * 16 + int(shared_bytes)
-    budget = int(instruction_limit)
+    ctas_per_chunk = _ctas_per_chunk(program, threads_per_cta, shared_total, chunk_threads, limits)
+    budget = limits.instructions_per_launch
     for first in range(0, total_ctas, ctas_per_chunk):
         last = min(total_ctas, first + ctas_per_chunk)
         geometry = ChunkGeometry(grid3, block3, first, last)
@@ -527,9 +574,10 @@ def launch_chunks(
             program.local_bytes,
             symbols,
         )
-        recorder = (TraceRecorder if record else _NullRecorder)(first * warps_per_cta)
+        recording = TraceRecorder if record else _NullRecorder
+        recorder = recording(first * warps_per_cta, meter, kernel)
         recorder.state = state
-        runner = _ChunkRunner(program, state, recorder, budget)
+        runner = _ChunkRunner(program, state, recorder, budget, limits.instructions_per_launch)
         with np.errstate(all="ignore"):
             runner.run()
         budget = runner.budget
@@ -557,14 +605,15 @@ def launch(
     shared_bytes: int = 0,
     chunk_threads: int = DEFAULT_CHUNK_THREADS,
     record: bool = True,
-    instruction_limit: int = DEFAULT_INSTRUCTION_LIMIT,
+    limits: Limits | None = None,
+    meter: TraceMeter | None = None,
 ) -> Trace:
     """Run a kernel over its whole grid; returns the trace of every warp-instruction."""
     chunks = list(
         launch_chunks(
             module, kernel, grid, block, args, memory,
             shared_bytes=shared_bytes, chunk_threads=chunk_threads, record=record,
-            instruction_limit=instruction_limit,
+            limits=limits, meter=meter,
         )
     )  # fmt: skip
     return Trace.concatenate(chunks)

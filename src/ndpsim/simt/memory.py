@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ndpsim.errors import MemoryAccessError, NdpsimError
+from ndpsim.errors import MemoryAccessError, NdpsimError, SimulationError
 from ndpsim.simt.checks import span
+from ndpsim.simt.limits import HOW_TO_RAISE, half_the_machine
 
 #: Device addresses start here (above 4 GiB, so pointers need 64 bits as on real GPUs).
 BASE_ADDRESS = 0x1_0000_0000
@@ -40,10 +41,13 @@ class Allocation:
 class DeviceMemory:
     """The global memory a kernel reads and writes, built from NumPy arrays."""
 
-    def __init__(self, alignment_bytes: int = 4096, initial_capacity_bytes: int = 1 << 20):
+    def __init__(self, alignment_bytes: int = 4096, initial_capacity_bytes: int = 1 << 20,
+                 limit_bytes: int | None = None):  # fmt: skip
         if alignment_bytes < 8 or alignment_bytes & (alignment_bytes - 1):
             raise NdpsimError(f"alignment_bytes must be a power of two >= 8, got {alignment_bytes}")
         self.alignment_bytes = alignment_bytes
+        # what the allocations may span in all; a host program past it has gone astray
+        self.limit_bytes = half_the_machine() if limit_bytes is None else limit_bytes
         self._image = np.zeros(max(initial_capacity_bytes, 8), dtype=np.uint8)
         self._top = 0
         self._allocations: list[Allocation] = []
@@ -59,6 +63,12 @@ class DeviceMemory:
             raise NdpsimError(f"cannot allocate a negative size ({size_bytes} bytes)")
         offset = -(-self._top // self.alignment_bytes) * self.alignment_bytes
         end = offset + max(size_bytes, 1)
+        if end > self.limit_bytes:
+            raise SimulationError(
+                f"allocating {size_bytes:,} bytes ({name or 'unnamed'}) would take device memory "
+                f"past its budget of {self.limit_bytes / 2**30:.2f} GiB; "
+                + HOW_TO_RAISE.format(option="--max-device-gb", key="device_bytes")
+            )
         if end > self._image.size:
             capacity = max(end, 2 * self._image.size)
             capacity = -(-capacity // 8) * 8

@@ -1095,8 +1095,10 @@ def _load(d: Decoder, inst: Instruction) -> Executor:
 
         def load_param(s):
             raw = s.state.params
-            if start + access_bytes > raw.size:
-                raise MemoryAccessError(f"ld.param at offset {start} beyond the parameter buffer")
+            if start < 0 or start + access_bytes > raw.size:
+                raise MemoryAccessError(
+                    f"ld.param at offset {start} outside the {raw.size}-byte parameter buffer"
+                )
             values = raw[start : start + access_bytes].view(dtype)
             for k, w in enumerate(writers):
                 w(s, values[k])

@@ -39,7 +39,8 @@ def integer_bits(value: int, dtype: np.dtype):
     if dtype == np.bool_:
         return np.bool_(value != 0)
     if dtype.kind == "f":
-        return dtype.type(value)
+        with np.errstate(over="ignore"):  # an integer literal past .f16's range is infinity
+            return dtype.type(value)
     size = dtype.itemsize
     raw = UNSIGNED_OF_SIZE[size](value & ((1 << (8 * size)) - 1))
     return raw.view(dtype)
@@ -50,7 +51,8 @@ def float_literal(value: float, text: str, dtype: np.dtype):
     an integer or bit type takes its bit pattern (``mov.b32 %r1, 0f3F800000``)."""
     dtype = np.dtype(dtype)
     if dtype.kind == "f":
-        return dtype.type(value)
+        with np.errstate(over="ignore"):  # 1e40 in an .f32 instruction rounds to infinity
+            return dtype.type(value)
     if text.lstrip("-")[:2] in ("0f", "0F"):
         bits = np.float32(value).view(np.uint32)
     else:

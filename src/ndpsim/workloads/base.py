@@ -20,11 +20,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ndpsim.errors import WorkloadError
+from ndpsim.errors import SimulationError, WorkloadError
 from ndpsim.frontend.ir import Module
 from ndpsim.hw.gpu.work import LINE_BYTES
 from ndpsim.ptx import load_module
 from ndpsim.simt.interpreter import DEFAULT_CHUNK_THREADS, launch
+from ndpsim.simt.limits import HOW_TO_RAISE, Limits, TraceMeter
 from ndpsim.simt.memory import DeviceMemory
 from ndpsim.trace.trace import MemorySpace, Trace
 
@@ -51,11 +52,14 @@ class Device:
         *,
         record: bool = True,
         chunk_threads: int = DEFAULT_CHUNK_THREADS,
+        limits: Limits | None = None,
     ):
         self.module = module
-        self.memory = memory or DeviceMemory()
+        self.limits = limits or Limits()
+        self.memory = memory or DeviceMemory(limit_bytes=self.limits.device_bytes)
         self.record = record
         self.chunk_threads = chunk_threads
+        self.meter = TraceMeter(self.limits)  # one trace budget for all the program's launches
         self.traces: list[Trace] = []
 
     def to_device(self, array: np.ndarray, name: str) -> int:
@@ -74,9 +78,16 @@ class Device:
         self.memory.write(address, np.ascontiguousarray(array))
 
     def launch(self, kernel: str, grid, block, args: Sequence, shared_bytes: int = 0) -> Trace:
+        if len(self.traces) >= self.limits.launches:
+            raise SimulationError(
+                f"kernel {kernel!r}: the host program passed its budget of "
+                f"{self.limits.launches:,} launches (a host loop that never ends?); "
+                + HOW_TO_RAISE.format(option="--max-launches", key="launches")
+            )
         trace = launch(
             self.module, kernel, grid, block, args, self.memory,
             shared_bytes=shared_bytes, chunk_threads=self.chunk_threads, record=self.record,
+            limits=self.limits, meter=self.meter,
         )  # fmt: skip
         self.traces.append(trace)
         return trace
@@ -240,11 +251,13 @@ def run_workload(
     *,
     record: bool = True,
     chunk_threads: int = DEFAULT_CHUNK_THREADS,
+    limits: Limits | None = None,
 ) -> WorkloadRun:
-    """Generate inputs, interpret the launch sequence, and check the outputs."""
+    """Generate inputs, interpret the launch sequence within ``limits``, check the outputs."""
     workload = get_workload(name)(size, seed)
     inputs = workload.inputs(workload.rng())
-    device = Device(kernel_module(workload.module_name), record=record, chunk_threads=chunk_threads)
+    device = Device(kernel_module(workload.module_name), record=record,
+                    chunk_threads=chunk_threads, limits=limits)  # fmt: skip
     start = time.perf_counter()
     outputs = workload.run(device, inputs)
     seconds = time.perf_counter() - start

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ndpsim.errors import WorkloadError
 from ndpsim.workloads.base import Device, Workload, register
 
 
@@ -74,6 +75,11 @@ class KMeans(Workload):
             )  # fmt: skip
             iterations += 1
             assigned = device.from_device(d_membership, np.int32, n)
+            if assigned.size and not 0 <= assigned.min() <= assigned.max() < k:
+                raise WorkloadError(
+                    f"km_assign put a point in cluster {int(assigned.min())} or "
+                    f"{int(assigned.max())}; there are {k} clusters"
+                )
             changed = int(np.count_nonzero(assigned != membership))
             membership = assigned
             centres = new_centres(points, membership, centres)

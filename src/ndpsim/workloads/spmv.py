@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ndpsim.errors import WorkloadError
 from ndpsim.workloads.base import Device, Workload, register
 from ndpsim.workloads.generators import CSR, csr_from_edges
 
@@ -59,9 +60,15 @@ def conjugate_gradient(matvec, b: np.ndarray, iterations: int):
     p = r.copy()
     rr = float(r @ r)
     norms = [np.sqrt(rr)]
-    for _ in range(iterations):
+    for i in range(iterations):
         Ap = matvec(p)
-        alpha = rr / float(p @ Ap)
+        curvature = float(p @ Ap)
+        if curvature == 0 or not np.isfinite(curvature) or rr == 0:
+            raise WorkloadError(
+                f"conjugate gradient broke down in iteration {i + 1}: p.Ap = {curvature}, "
+                f"r.r = {rr} (the matrix is symmetric positive definite, so the SpMV is wrong)"
+            )
+        alpha = rr / curvature
         x += alpha * p
         r -= alpha * Ap
         rr_new = float(r @ r)
