@@ -269,3 +269,17 @@ def test_every_analysis_runs_on_every_committed_kernel(ptx):
         assert len(a.classes) == len(func.instructions)
         for loop in a.loops:
             assert loop.header in loop.blocks
+
+
+def test_a_function_without_instructions_has_no_blocks_and_runs():
+    from ndpsim.analysis.sndp import sndp_blocks
+    from ndpsim.analysis.tom import tom_candidates
+    from ndpsim.ptx import DeviceMemory, launch
+
+    text = ".version 9.0\n.target sm_75\n.address_size 64\n.visible .entry k()\n{\n}\n"
+    module = parse_ptx(text)
+    function = module.functions["k"]
+    assert len(FunctionAnalysis(function).cfg.blocks) == 0
+    assert tom_candidates(function) == tom_candidates(function, "maximal") == ()
+    assert sndp_blocks(function) == ()
+    assert launch(module, "k", 2, 32, [], DeviceMemory()).num_warp_instructions == 0

@@ -9,7 +9,6 @@ function, so the interpreter, the timing models and the offload passes share one
 from __future__ import annotations
 
 from functools import cached_property
-from weakref import WeakKeyDictionary
 
 from ndpsim.analysis.cfg import BasicBlock, ControlFlowGraph
 from ndpsim.analysis.classify import Access, InstructionClass, Kind, Role, classify
@@ -58,7 +57,7 @@ class FunctionAnalysis:
 
     @cached_property
     def defuse(self) -> DefUse:
-        return DefUse(self.cfg)
+        return DefUse(self.cfg, self.liveness)
 
     @cached_property
     def loops(self) -> tuple[Loop, ...]:
@@ -68,21 +67,31 @@ class FunctionAnalysis:
     def classes(self) -> tuple[InstructionClass, ...]:
         return classify(self.cfg, self.defuse)
 
+    @cached_property
+    def _loops_of_block(self) -> tuple[tuple[Loop, ...], ...]:
+        """The loops holding each block, found once so that every question about them is cheap."""
+        holding: list[list[Loop]] = [[] for _ in self.cfg]
+        for loop in self.loops:
+            for block in loop.blocks:
+                holding[block].append(loop)
+        return tuple(map(tuple, holding))
+
+    def loops_holding(self, block: int) -> tuple[Loop, ...]:
+        """The loops that contain ``block``, in the order of :attr:`loops` (outermost first)."""
+        return self._loops_of_block[block]
+
     def loop_depth(self, block: int) -> int:
         """How many loops contain ``block``."""
-        return sum(block in loop.blocks for loop in self.loops)
+        return len(self._loops_of_block[block])
 
     def innermost_loop(self, block: int) -> Loop | None:
-        inner = [loop for loop in self.loops if block in loop.blocks]
+        inner = self._loops_of_block[block]
         return max(inner, key=lambda loop: loop.depth) if inner else None
 
 
-_ANALYSES: WeakKeyDictionary[Function, FunctionAnalysis] = WeakKeyDictionary()
-
-
 def analyze(function: Function) -> FunctionAnalysis:
-    """The (shared, lazily computed) analyses of ``function``."""
-    analysis = _ANALYSES.get(function)
+    """The (shared, lazily computed) analyses of ``function``, kept on it (``derived``)."""
+    analysis = function.derived.get("analysis")
     if analysis is None:
-        analysis = _ANALYSES[function] = FunctionAnalysis(function)
-    return analysis
+        analysis = function.derived["analysis"] = FunctionAnalysis(function)
+    return analysis  # type: ignore[return-value]

@@ -53,7 +53,7 @@ class ControlFlowGraph:
         leaders.update(pc for pc in function.labels.values() if pc < n)
         leaders.update(i.pc + 1 for i in insts if _ends_block(i) and i.pc + 1 < n)
         starts = sorted(leaders)
-        ends = [*starts[1:], n]
+        ends = [*starts[1:], n] if starts else []
         block_of_pc = [0] * n
         for b, (s, e) in enumerate(zip(starts, ends, strict=True)):
             for pc in range(s, e):
@@ -109,6 +109,26 @@ class ControlFlowGraph:
 
     def block_at(self, pc: int) -> BasicBlock:
         return self.blocks[self.block_of_pc[pc]]
+
+    @cached_property
+    def reads(self) -> tuple[tuple[str, ...], ...]:
+        """The registers each instruction reads, its guard included (``Instruction.uses``, built
+        once here for every analysis: the property builds them anew on each call)."""
+        return tuple(inst.uses for inst in self.function.instructions)
+
+    @cached_property
+    def writes(self) -> tuple[tuple[str, ...], ...]:
+        """The registers each instruction writes (``Instruction.defs``, built once)."""
+        return tuple(inst.defs for inst in self.function.instructions)
+
+    @cached_property
+    def kills(self) -> tuple[tuple[str, ...], ...]:
+        """The registers each instruction surely overwrites: a guarded one may leave its
+        destination unchanged."""
+        insts = self.function.instructions
+        return tuple(
+            () if inst.guard is not None else w for inst, w in zip(insts, self.writes, strict=True)
+        )
 
     @cached_property
     def pc_successors(self) -> tuple[tuple[int, ...], ...]:

@@ -110,6 +110,10 @@ def base_kind(inst: Instruction) -> InstructionClass:
     return InstructionClass(Kind.ALU)
 
 
+_ADDRESS, _VALUE = 1, 2  # where a computed value ends up, as bits
+_ROLES = {_ADDRESS | _VALUE: Role.BOTH, _ADDRESS: Role.ADDRESS, _VALUE: Role.VALUE, 0: Role.UNUSED}
+
+
 def _address_registers(inst: Instruction) -> set[str]:
     return {
         op.base.name
@@ -123,43 +127,39 @@ def classify(cfg: ControlFlowGraph, defuse: DefUse) -> tuple[InstructionClass, .
     insts = cfg.function.instructions
     base = [base_kind(i) for i in insts]
     computes = [c.kind in (Kind.ALU, Kind.SFU, Kind.WARP) for c in base]
-    # sinks[pc]: the final destinations ("address", "value") that the result of pc flows into.
-    sinks: list[set[str]] = [set() for _ in insts]
-    changed = True
-    while changed:
-        changed = False
-        for pc, inst in enumerate(insts):
-            if not computes[pc]:
-                continue
-            found: set[str] = set()
-            for reg in inst.defs:
-                for use_pc in defuse.uses(pc, reg):
-                    user = insts[use_pc]
-                    if computes[use_pc] and not (user.guard and user.guard.name == reg):
-                        found |= sinks[use_pc]
-                        continue
-                    if base[use_pc].kind is Kind.MEMORY:
-                        if reg in _address_registers(user):
-                            found.add("address")
-                        data = {r for op in user.sources if not isinstance(op, Address)
-                                for r in registers_in(op)}  # fmt: skip
-                        if reg in data or (user.guard and user.guard.name == reg):
-                            found.add("value")
-                    else:
-                        found.add("value")
-            if not found <= sinks[pc]:
-                sinks[pc] |= found
-                changed = True
+    # sinks[pc]: the final destinations (_ADDRESS, _VALUE bits) that the result of pc flows into:
+    # those its readers consume, plus those of the computing instructions its result feeds
+    # (``feeds[user]`` lists the instructions whose sinks grow with the user's).
+    sinks = [0] * len(insts)
+    feeds: dict[int, list[int]] = {}
+    for pc, written in enumerate(cfg.writes):
+        if not computes[pc]:
+            continue
+        for reg in written:
+            for use_pc in defuse.uses(pc, reg):
+                user = insts[use_pc]
+                if computes[use_pc] and not (user.guard and user.guard.name == reg):
+                    feeds.setdefault(use_pc, []).append(pc)
+                    continue
+                if base[use_pc].kind is Kind.MEMORY:
+                    if reg in _address_registers(user):
+                        sinks[pc] |= _ADDRESS
+                    data = {r for op in user.sources if not isinstance(op, Address)
+                            for r in registers_in(op)}  # fmt: skip
+                    if reg in data or (user.guard and user.guard.name == reg):
+                        sinks[pc] |= _VALUE
+                else:
+                    sinks[pc] |= _VALUE
+    pending = [pc for pc, found in enumerate(sinks) if found]
+    while pending:  # each pc's sinks grow at most twice
+        user = pending.pop()
+        for pc in feeds.get(user, ()):
+            if sinks[user] & ~sinks[pc]:
+                sinks[pc] |= sinks[user]
+                pending.append(pc)
     out = []
     for pc, cls in enumerate(base):
         if computes[pc]:
-            s = sinks[pc]
-            role = (
-                Role.BOTH if s == {"address", "value"}
-                else Role.ADDRESS if s == {"address"}
-                else Role.VALUE if s == {"value"}
-                else Role.UNUSED
-            )  # fmt: skip
-            cls = InstructionClass(cls.kind, cls.space, cls.access, role)
+            cls = InstructionClass(cls.kind, cls.space, cls.access, _ROLES[sinks[pc]])
         out.append(cls)
     return tuple(out)

@@ -3,7 +3,8 @@
 Both trees come from the iterative algorithm of Cooper, Harvey and Kennedy ("A Simple, Fast
 Dominance Algorithm"), run forward from the entry and backward from a virtual exit node that
 every returning block reaches. The immediate post-dominator of a divergent branch is where the
-SIMT stack reconverges the warp.
+SIMT stack reconverges the warp. Each tree is numbered in depth-first order once, so asking whether
+one block dominates another takes constant time however deep the tree is.
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ def _immediate_dominators(
         else:
             order.append(node)
     order.reverse()
-    rank = {node: i for i, node in enumerate(order)}
+    rank = [0] * num_nodes
+    for i, node in enumerate(order):
+        rank[node] = i
     idom: list[int | None] = [None] * num_nodes
     idom[entry] = entry
 
@@ -65,43 +68,62 @@ def _immediate_dominators(
     return idom
 
 
+def _numbering(parents: Sequence[int | None]) -> tuple[list[int], list[int]]:
+    """Entry and exit times of a depth-first walk of the forest ``parents`` describes: ``a`` is
+    an ancestor of ``b`` (or ``b`` itself) iff ``enter[a] <= enter[b] < leave[a]``."""
+    children: list[list[int]] = [[] for _ in parents]
+    roots = []
+    for node, parent in enumerate(parents):
+        (roots if parent is None else children[parent]).append(node)
+    enter = [0] * len(parents)
+    leave = [0] * len(parents)
+    clock = 0
+    for root in roots:
+        stack = [(root, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                leave[node] = clock
+                continue
+            enter[node] = clock
+            clock += 1
+            stack.append((node, True))
+            stack.extend((child, False) for child in children[node])
+    return enter, leave
+
+
 class Dominance:
     """Dominator and post-dominator trees over the blocks of a CFG."""
 
     def __init__(self, cfg: ControlFlowGraph):
         self.cfg = cfg
         n = len(cfg)
-        if n == 0:
-            self.idom: tuple[int | None, ...] = ()
-            self.ipdom: tuple[int | None, ...] = ()
-            return
-        forward = [list(b.successors) for b in cfg]
-        idom = _immediate_dominators(n, 0, forward)
-        idom[0] = None
-        self.idom = tuple(idom)
-        # Reverse graph with the virtual exit as node n.
-        reverse: list[list[int]] = [list(b.predecessors) for b in cfg]
-        reverse.append([b.index for b in cfg if b.exits_function])
-        ipdom = _immediate_dominators(n + 1, n, reverse)
-        self.ipdom = tuple(EXIT if d == n else d for d in ipdom[:n])
+        self.idom: tuple[int | None, ...] = ()
+        self.ipdom: tuple[int | None, ...] = ()
+        if n:
+            forward = [list(b.successors) for b in cfg]
+            idom = _immediate_dominators(n, 0, forward)
+            idom[0] = None
+            self.idom = tuple(idom)
+            # Reverse graph with the virtual exit as node n.
+            reverse: list[list[int]] = [list(b.predecessors) for b in cfg]
+            reverse.append([b.index for b in cfg if b.exits_function])
+            ipdom = _immediate_dominators(n + 1, n, reverse)
+            self.ipdom = tuple(EXIT if d == n else d for d in ipdom[:n])
+        self._dom_enter, self._dom_leave = _numbering(self.idom)
+        self._pdom_enter, self._pdom_leave = _numbering(
+            [None if d == EXIT else d for d in self.ipdom]
+        )
 
     def dominates(self, a: int, b: int) -> bool:
         """Whether block ``a`` dominates block ``b`` (every block dominates itself)."""
-        node: int | None = b
-        while node is not None:
-            if node == a:
-                return True
-            node = self.idom[node]
-        return False
+        return self._dom_enter[a] <= self._dom_enter[b] < self._dom_leave[a]
 
     def post_dominates(self, a: int, b: int) -> bool:
         """Whether every path from block ``b`` to the exit passes through block ``a``."""
-        node: int | None = b
-        while node is not None and node != EXIT:
-            if node == a:
-                return True
-            node = self.ipdom[node]
-        return a == EXIT
+        if EXIT in (a, b):
+            return a == EXIT
+        return self._pdom_enter[a] <= self._pdom_enter[b] < self._pdom_leave[a]
 
     def reconvergence_pc(self, block: int) -> int:
         """Where warps that diverge at the end of ``block`` meet again: the start pc of its

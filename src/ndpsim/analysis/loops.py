@@ -18,6 +18,7 @@ the test sits in the latch.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -151,15 +152,46 @@ def _immediate_int(op) -> int | None:
     return None
 
 
+_MIXED = object()  # a register written with different constants, or not with a constant
+
+
+def _join(a, b):
+    """What a register's writes give together: None (no write), one constant, or _MIXED."""
+    if a is None or a == b:
+        return b
+    return a if b is None else _MIXED
+
+
 class _LoopAnalyzer:
+    """Induction variables of loops. A loop's writes of a register are found among the writes
+    in its pc span only, and what the writes outside it give from per-register prefix and
+    suffix summaries, so that a register written by many loops costs each loop little."""
+
     def __init__(self, cfg: ControlFlowGraph, dom: Dominance, defuse: DefUse):
         self.cfg = cfg
         self.dom = dom
         self.defuse = defuse
         self.insts = cfg.function.instructions
+        self._spans: dict[frozenset[int], tuple[int, int]] = {}
+        self._summaries: dict[str, tuple[list, list]] = {}
 
     def in_loop(self, pc: int, blocks: frozenset[int]) -> bool:
         return self.cfg.block_of_pc[pc] in blocks
+
+    def span(self, blocks: frozenset[int]) -> tuple[int, int]:
+        """The loop's lowest pc and one past its highest."""
+        found = self._spans.get(blocks)
+        if found is None:
+            starts = [self.cfg[b].start for b in blocks]
+            found = self._spans[blocks] = (min(starts), max(self.cfg[b].end for b in blocks))
+        return found
+
+    def writes_in(self, register: str, blocks: frozenset[int]) -> list[int]:
+        """The pcs of the loop that write ``register``, in order."""
+        lo, hi = self.span(blocks)
+        pcs = self.defuse.definitions_of(register)
+        return [pc for pc in pcs[bisect_left(pcs, lo) : bisect_left(pcs, hi)]
+                if self.in_loop(pc, blocks)]  # fmt: skip
 
     def invariant_value(self, op, blocks: frozenset[int]) -> LoopValue | None:
         """A constant, or a register no instruction of the loop writes; else None."""
@@ -167,7 +199,7 @@ class _LoopAnalyzer:
         if imm is not None:
             return LoopValue(constant=imm)
         if isinstance(op, Register) and not op.negated:
-            if any(self.in_loop(pc, blocks) for pc in self.defuse.definitions_of(op.name)):
+            if self.writes_in(op.name, blocks):
                 return None
             return self.constant_register(op.name) or LoopValue(register=op.name)
         return None
@@ -246,16 +278,14 @@ class _LoopAnalyzer:
         if len(defs) != 1 or not self.in_loop(defs[0], blocks):
             return None
         inst = self.insts[defs[0]]
-        in_loop_defs = [pc for pc in self.defuse.definitions_of(name) if self.in_loop(pc, blocks)]
+        in_loop_defs = self.writes_in(name, blocks)
         step = self.step_of(inst, name, blocks)
         if step is not None and in_loop_defs == [inst.pc]:
             return name, step, inst.pc, True
         # t = r +/- s where r is itself stepped (or copied back from t) in the loop.
         if inst.opcode in ("add", "sub") and isinstance(inst.operands[1], Register):
             source = inst.operands[1].name
-            source_defs = [
-                pc for pc in self.defuse.definitions_of(source) if self.in_loop(pc, blocks)
-            ]
+            source_defs = self.writes_in(source, blocks)
             step = self.step_of(inst, source, blocks) if source != name else None
             if step is not None and len(source_defs) == 1:
                 copy = self.insts[source_defs[0]]
@@ -271,18 +301,36 @@ class _LoopAnalyzer:
     def start_value(self, register: str, blocks) -> LoopValue:
         """The induction register's value on entry: a constant if every definition outside the
         loop is the same ``mov r, imm``, else the register itself."""
-        constants = set()
-        for pc in self.defuse.definitions_of(register):
-            if self.in_loop(pc, blocks):
-                continue
-            inst = self.insts[pc]
-            imm = _immediate_int(inst.operands[1]) if inst.opcode == "mov" else None
-            if imm is None:
-                return LoopValue(register=register)
-            constants.add(imm)
-        if len(constants) == 1:
-            return LoopValue(constant=constants.pop())
-        return LoopValue(register=register)
+        before, after = self._summary(register)
+        lo, hi = self.span(blocks)
+        pcs = self.defuse.definitions_of(register)
+        first, last = bisect_left(pcs, lo), bisect_left(pcs, hi)
+        given = _join(before[first], after[last])
+        for pc in pcs[first:last]:
+            if not self.in_loop(pc, blocks):
+                given = _join(given, self._constant_written(pc))
+        if given is None or given is _MIXED:
+            return LoopValue(register=register)
+        return LoopValue(constant=given)
+
+    def _constant_written(self, pc: int):
+        inst = self.insts[pc]
+        imm = _immediate_int(inst.operands[1]) if inst.opcode == "mov" else None
+        return _MIXED if imm is None else imm
+
+    def _summary(self, register: str) -> tuple[list, list]:
+        """What the first k writes of ``register`` give together, and the writes from the k-th
+        on, for every k."""
+        found = self._summaries.get(register)
+        if found is None:
+            given = list(map(self._constant_written, self.defuse.definitions_of(register)))
+            before, after = [None], [None]
+            for value in given:
+                before.append(_join(before[-1], value))
+            for value in reversed(given):
+                after.append(_join(after[-1], value))
+            found = self._summaries[register] = (before, after[::-1])
+        return found
 
 
 def find_loops(cfg: ControlFlowGraph, dom: Dominance, defuse: DefUse) -> tuple[Loop, ...]:
@@ -305,10 +353,14 @@ def find_loops(cfg: ControlFlowGraph, dom: Dominance, defuse: DefUse) -> tuple[L
     headers = sorted(bodies, key=lambda h: (-len(bodies[h]), cfg[h].start))
     analyzer = _LoopAnalyzer(cfg, dom, defuse)
     loops: list[Loop] = []
+    # Natural loops with different headers are nested or disjoint, and a loop comes after every
+    # loop holding it (it is smaller): the last loop so far to hold a block is its innermost.
+    innermost: list[int | None] = [None] * len(cfg)
     for index, header in enumerate(headers):
         blocks = frozenset(bodies[header])
-        parents = [i for i, outer in enumerate(loops) if header in outer.blocks]
-        parent = parents[-1] if parents else None
+        parent = innermost[header]
+        for b in blocks:
+            innermost[b] = index
         exits = sorted({s for b in blocks for s in cfg[b].successors if s not in blocks})
         induction = None
         for latch in sorted(latches[header]):

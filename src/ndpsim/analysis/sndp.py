@@ -68,17 +68,28 @@ blocks are chosen greedily, best first, skipping any subrange that overlaps one 
 and only a score above zero is kept. *Best* is the higher score, then the longer range (so the
 address arithmetic around the accesses joins the block at no cost), then the earlier ``begin``.
 The indirect loads are added. The result is deterministic.
+
+The choice is computed without scoring every subrange. A range's score is at most the bytes its
+loads and stores move, a prefix sum, so each begin waits in a heap under that bound and is
+scored (its ends from the highest down, until the bound of the rest falls to the best score
+found) only when its bound can still beat every range found so far. Which instructions read a
+value loaded since a begin is precomputed for every begin at once: each value carries the last
+load it derives from.
 """
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
+from heapq import heappop, heappush
+from itertools import accumulate, count
 from typing import Any
-from weakref import WeakKeyDictionary
 
 from ndpsim.analysis import FunctionAnalysis, analyze
 from ndpsim.analysis.classify import Access, Kind
+from ndpsim.analysis.ranges import ChosenRanges
 from ndpsim.analysis.tom import TAG_RX, TAG_TX
 from ndpsim.frontend.ir import Address, Function, Instruction, Space, registers_in
 
@@ -202,26 +213,22 @@ def _indirect_loads(function: Function, analysis: FunctionAnalysis) -> tuple[int
     insts = function.instructions
     classes = analysis.classes
     defuse = analysis.defuse
+    writes = analysis.cfg.writes
     # Definitions (pc, register) whose value comes from data read from global memory.
     from_memory: set[tuple[int, str]] = set()
     for pc, (inst, cls) in enumerate(zip(insts, classes, strict=True)):
         reads_memory = cls.kind is Kind.MEMORY and cls.access in (Access.LOAD, Access.ATOMIC)
         if reads_memory and _is_global(inst):
-            from_memory.update((pc, reg) for reg in inst.defs)
+            from_memory.update((pc, reg) for reg in writes[pc])
     computing = [cls.kind in (Kind.ALU, Kind.SFU, Kind.WARP) for cls in classes]
-    changed = True
-    while changed:  # loop-carried values need more than one sweep
-        changed = False
-        for pc, inst in enumerate(insts):
-            if not computing[pc] or all((pc, reg) in from_memory for reg in inst.defs):
-                continue
-            if any(
-                (source, reg) in from_memory
-                for reg in inst.uses
-                for source in defuse.definitions(pc, reg)
-            ):
-                from_memory.update((pc, reg) for reg in inst.defs)
-                changed = True
+    pending = [pc for pc, _ in from_memory]
+    while pending:  # follow each value from memory to the computing instructions that read it
+        pc = pending.pop()
+        for reg in writes[pc]:
+            for user in defuse.uses(pc, reg):
+                if computing[user] and not all((user, r) in from_memory for r in writes[user]):
+                    from_memory.update((user, r) for r in writes[user])
+                    pending.append(user)
     return tuple(
         pc
         for pc, (inst, cls) in enumerate(zip(insts, classes, strict=True))
@@ -251,8 +258,8 @@ class _Evaluation:
     begin: int
     end: int
     roles: tuple[str, ...]
-    live_in: int  # register bit masks
-    live_out: int
+    live_in: frozenset[str]
+    live_out: frozenset[str]
     traffic: int
     overhead: int
 
@@ -266,22 +273,21 @@ class _Evaluation:
 
 
 class _Search:
-    """One function's per-pc tables (register sets as bit masks) and the range search."""
+    """One function's per-pc tables and the range search."""
 
     def __init__(self, function: Function, analysis: FunctionAnalysis):
         insts = function.instructions
         self.analysis = analysis
         n = len(insts)
+        self.n = n
         self.indirect = frozenset(_indirect_loads(function, analysis))
-        self.names = sorted({r for inst in insts for r in (*inst.uses, *inst.defs)})
-        self.bit = {name: 1 << k for k, name in enumerate(self.names)}
         self.kind = [_FORBIDDEN] * n
         self.guarded = [inst.guard is not None for inst in insts]
-        self.defs = [self._mask(inst.defs) for inst in insts]
-        self.reads = [self._mask(inst.uses) for inst in insts]  # computing instructions
-        self.gpu_reads = [0] * n  # loads and stores: address registers and guard
-        self.nsu_reads = [0] * n  # loads and stores: guard, and a store's data
-        self.size = [0] * n
+        self.defs = analysis.cfg.writes
+        self.reads = [frozenset(reads) for reads in analysis.cfg.reads]  # computing instructions
+        self.gpu_reads: list[frozenset[str]] = [frozenset()] * n  # address registers and guard
+        self.nsu_reads: list[frozenset[str]] = [frozenset()] * n  # guard, and a store's data
+        size = [0] * n
         for pc, (inst, cls) in enumerate(zip(insts, analysis.classes, strict=True)):
             if cls.kind in (Kind.ALU, Kind.SFU):
                 self.kind[pc] = _COMPUTE
@@ -293,26 +299,26 @@ class _Search:
             elif cls.kind is Kind.MEMORY and cls.access is Access.STORE and _is_global(inst):
                 self.kind[pc] = _STORE
             if self.kind[pc] in (_LOAD, _STORE):
-                guard = self._mask((inst.guard.name,)) if inst.guard is not None else 0
-                address = self._mask(_address_registers(inst))
-                self.gpu_reads[pc] = address | guard
-                data = self._mask(r for op in inst.sources if not isinstance(op, Address)
-                                  for r in registers_in(op))  # fmt: skip
-                self.nsu_reads[pc] = data | guard
-                self.size[pc] = access_bytes(inst)
+                guard = {inst.guard.name} if inst.guard is not None else set()
+                self.gpu_reads[pc] = frozenset({*_address_registers(inst), *guard})
+                data = {r for op in inst.sources if not isinstance(op, Address)
+                        for r in registers_in(op)}  # fmt: skip
+                self.nsu_reads[pc] = frozenset(data | guard)
+                size[pc] = access_bytes(inst)
+        self.traffic_before = list(accumulate(size, initial=0))
         live = analysis.liveness
-        self.live_after = [self._mask(live.live_after(pc)) for pc in range(n)]
+        self.live_after = [live.live_after(pc) for pc in range(n)]
+        self.runs = self._runs()
+        # loaded_by[pc]: the last load in its run whose value a computing instruction reads
+        # (-1: none); it reads a value loaded in a block from begin on iff loaded_by[pc] >= begin.
+        self.loaded_by = [-1] * n
+        # stop[begin]: the first pc that cannot join a block from begin: a load or store whose
+        # address or guard needs a value loaded since begin.
+        self.stop = [0] * n
+        for run in self.runs:
+            self._trace_loads(run)
 
-    def _mask(self, names: Iterable[str]) -> int:
-        mask = 0
-        for name in names:
-            mask |= self.bit[name]
-        return mask
-
-    def _names(self, mask: int) -> tuple[str, ...]:
-        return tuple(name for name in self.names if mask & self.bit[name])
-
-    def runs(self) -> list[range]:
+    def _runs(self) -> list[range]:
         """Maximal pc ranges of allowed instructions inside one basic block, without the
         indirect loads."""
         found = []
@@ -327,101 +333,133 @@ class _Search:
                     start = None
         return found
 
-    def _taint(self, begin: int, last: int) -> tuple[list[bool], int]:
-        """Which computing instructions of ``[begin, last]`` read a value loaded since
-        ``begin``, and the first pc that cannot join a block begun at ``begin`` (a load or
-        store whose address or guard needs such a value), or ``last + 1``."""
-        tainted = [False] * (last - begin + 1)
-        loaded = 0
-        for pc in range(begin, last + 1):
-            kind, defs = self.kind[pc], self.defs[pc]
-            if kind == _COMPUTE:
-                reads = self.reads[pc] | (defs if self.guarded[pc] else 0)
-                if reads & loaded:
-                    tainted[pc - begin] = True
-                    loaded |= defs
-                elif not self.guarded[pc]:
-                    loaded &= ~defs
+    def _trace_loads(self, run: range) -> None:
+        """Fill ``loaded_by`` and ``stop`` for a run: every value carries the last load in the
+        run it derives from (a guarded write keeps the old value in some lanes, so it also
+        carries the old value's load)."""
+        load_of: dict[str, int] = {}
+        first_stop = [run.stop] * (len(run) + 1)  # by the last load an access's address needs
+        for pc in run:
+            if self.kind[pc] == _COMPUTE:
+                reads = self.reads[pc].union(self.defs[pc]) if self.guarded[pc] else self.reads[pc]
+                loaded = max((load_of.get(r, -1) for r in reads), default=-1)
+                self.loaded_by[pc] = loaded
+                for r in self.defs[pc]:
+                    load_of[r] = loaded
                 continue
-            if self.gpu_reads[pc] & loaded:
-                return tainted, pc
-            if kind == _LOAD:
-                loaded |= defs
-        return tainted, last + 1
+            needed = max((load_of.get(r, -1) for r in self.gpu_reads[pc]), default=-1)
+            if needed >= run.start:
+                first_stop[needed - run.start] = min(first_stop[needed - run.start], pc)
+            if self.kind[pc] == _LOAD:
+                for r in self.defs[pc]:
+                    load_of[r] = pc
+        for at in range(len(run) - 1, -1, -1):  # a begin at or before the load is stopped
+            first_stop[at] = min(first_stop[at], first_stop[at + 1])
+            self.stop[run.start + at] = first_stop[at]
 
-    def evaluate(self, begin: int, end: int, tainted: list[bool]) -> _Evaluation:
-        """Roles, registers and the two terms of Equation 1 for ``[begin, end]``."""
-        gpu = nsu = 0  # registers whose current value later instructions need on each side
-        after = self.live_after[end]  # ... or that are used after the block
+    def evaluate(self, begin: int, end: int, tainted_from: float) -> _Evaluation:
+        """Roles, registers and the two terms of Equation 1 for ``[begin, end]``; a computing
+        instruction reads a loaded value if it derives from a load at ``tainted_from`` or
+        later."""
+        kinds, writes, guards, loaded_by = self.kind, self.defs, self.guarded, self.loaded_by
+        gpu: set[str] = set()  # registers whose current value later instructions need on each
+        nsu: set[str] = set()  # side ...
+        after = set(self.live_after[end])  # ... or that are used after the block
         roles: list[str] = [GPU] * (end - begin + 1)
         for pc in range(end, begin - 1, -1):
-            kind, defs, guarded = self.kind[pc], self.defs[pc], self.guarded[pc]
+            kind, defs, guarded = kinds[pc], writes[pc], guards[pc]
             # A guarded instruction keeps the old value in the lanes it skips: it reads it.
-            keeps = defs if guarded and defs & (gpu | nsu | after) else 0
+            keeps = ()
+            if guarded and not (gpu.isdisjoint(defs) and nsu.isdisjoint(defs)
+                                and after.isdisjoint(defs)):  # fmt: skip
+                keeps = defs
             if kind == _COMPUTE:
-                on_nsu = tainted[pc - begin] or bool(defs & nsu)
-                on_gpu = not tainted[pc - begin] and (bool(defs & (gpu | after)) or not on_nsu)
+                tainted = loaded_by[pc] >= tainted_from
+                on_nsu = tainted or not nsu.isdisjoint(defs)
+                on_gpu = not tainted and (
+                    not (gpu.isdisjoint(defs) and after.isdisjoint(defs)) or not on_nsu
+                )
                 roles[pc - begin] = BOTH if on_gpu and on_nsu else NSU if on_nsu else GPU
                 if not guarded:
-                    gpu, nsu, after = gpu & ~defs, nsu & ~defs, after & ~defs
+                    gpu.difference_update(defs)
+                    nsu.difference_update(defs)
+                    after.difference_update(defs)
                 if on_gpu:
-                    gpu |= self.reads[pc] | keeps
+                    gpu.update(self.reads[pc], keeps)
                 if on_nsu:
-                    nsu |= self.reads[pc] | keeps
+                    nsu.update(self.reads[pc], keeps)
                 continue
             roles[pc - begin] = LOAD if kind == _LOAD else STORE
             if not guarded:
-                gpu, nsu, after = gpu & ~defs, nsu & ~defs, after & ~defs
-            gpu |= self.gpu_reads[pc]
-            nsu |= self.nsu_reads[pc] | keeps
-        made = 0  # registers whose current value the NSU computed
+                gpu.difference_update(defs)
+                nsu.difference_update(defs)
+                after.difference_update(defs)
+            gpu.update(self.gpu_reads[pc])
+            nsu.update(self.nsu_reads[pc], keeps)
+        made: set[str] = set()  # registers whose current value the NSU computed
         for pc in range(begin, end + 1):
             if roles[pc - begin] in (NSU, LOAD):
-                made |= self.defs[pc]
+                made.update(self.defs[pc])
             elif not self.guarded[pc]:
-                made &= ~self.defs[pc]
-        live_out = made & self.live_after[end]
-        traffic = sum(self.size[begin : end + 1])
-        overhead = REGISTER_BYTES * (nsu.bit_count() + live_out.bit_count())
-        return _Evaluation(begin, end, tuple(roles), nsu, live_out, traffic, overhead)
+                made.difference_update(self.defs[pc])
+        live_out = frozenset(made.intersection(self.live_after[end]))
+        traffic = self.traffic_before[end + 1] - self.traffic_before[begin]
+        overhead = REGISTER_BYTES * (len(nsu) + len(live_out))
+        return _Evaluation(begin, end, tuple(roles), frozenset(nsu), live_out, traffic, overhead)
 
-    def profitable(self) -> list[_Evaluation]:
-        """Every subrange of every run that obeys the rules and scores above zero."""
-        found = []
-        for run in self.runs():
-            last = run[-1]
-            for begin in run:
-                tainted, stop = self._taint(begin, last)
-                accesses = 0
-                for end in range(begin, stop):
-                    accesses += self.kind[end] in (_LOAD, _STORE)
-                    if not accesses:
-                        continue
-                    evaluation = self.evaluate(begin, end, tainted)
-                    if evaluation.score > 0:
-                        found.append(evaluation)
-        return found
+    def best(self, begin: int, first: int, last: int) -> _Evaluation | None:
+        """The best range from ``begin`` ending in ``[first, last]`` that scores above zero.
+        Ends are scored from the highest down until the bytes moved fall to the best score."""
+        best, best_score = None, 0
+        for end in range(last, first - 1, -1):
+            if self.traffic_before[end + 1] - self.traffic_before[begin] <= best_score:
+                break  # the score is at most the traffic; a tie goes to the longer range
+            evaluation = self.evaluate(begin, end, begin)
+            if evaluation.score > best_score:
+                best, best_score = evaluation, evaluation.score
+        return best
 
-    def choose(self, evaluations: list[_Evaluation]) -> list[_Evaluation]:
+    def choose(self) -> list[_Evaluation]:
         """Disjoint ranges, best first, and every indirect load on its own."""
-        taken: set[int] = set()
-        chosen = []
-        for e in sorted(evaluations, key=_Evaluation.rank):
-            pcs = range(e.begin, e.end + 1)
-            if not taken.isdisjoint(pcs):
+        heap: list[tuple[tuple[int, int, int], int, int, _Evaluation | None]] = []
+        sequence = count()
+        first_access = [0] * self.n  # the first load or store at or after each pc in its run
+        for run in self.runs:
+            access = run.stop
+            for pc in reversed(run):
+                if self.kind[pc] in (_LOAD, _STORE):
+                    access = pc
+                first_access[pc] = access
+                last = self.stop[pc] - 1
+                if access <= last:  # key: what no range from pc can beat
+                    traffic = self.traffic_before[last + 1] - self.traffic_before[pc]
+                    heappush(heap, ((-traffic, pc - last, pc), next(sequence), pc, None))
+        chosen = ChosenRanges()
+        found = []
+        while heap:
+            _, _, begin, evaluation = heappop(heap)
+            if evaluation is None or chosen.overlaps(evaluation.begin, evaluation.end):
+                if chosen.covers(begin):
+                    continue
+                last = self.stop[begin] - 1
+                at = bisect_right(chosen.begins, begin)
+                if at < len(chosen.begins):
+                    last = min(last, chosen.begins[at] - 1)
+                evaluation = self.best(begin, first_access[begin], last)
+                if evaluation is not None:
+                    heappush(heap, (evaluation.rank(), next(sequence), begin, evaluation))
                 continue
-            taken.update(pcs)
-            chosen.append(e)
-        for pc in sorted(self.indirect):
-            chosen.append(self.evaluate(pc, pc, [False]))
-        return sorted(chosen, key=lambda e: e.begin)
+            found.append(evaluation)
+            chosen.add(evaluation.begin, evaluation.end)
+        found.extend(self.evaluate(pc, pc, math.inf) for pc in sorted(self.indirect))
+        return sorted(found, key=lambda e: e.begin)
 
     def block(self, e: _Evaluation) -> SndpBlock:
         return SndpBlock(
             begin=e.begin,
             end=e.end,
-            live_in=self._names(e.live_in),
-            live_out=self._names(e.live_out),
+            live_in=tuple(sorted(e.live_in)),
+            live_out=tuple(sorted(e.live_out)),
             n_ld=e.roles.count(LOAD),
             n_st=e.roles.count(STORE),
             traffic_reduction_bytes=e.traffic,
@@ -432,15 +470,11 @@ class _Search:
         )
 
 
-_BLOCKS: WeakKeyDictionary[Function, tuple[SndpBlock, ...]] = WeakKeyDictionary()
-
-
 def sndp_blocks(function: Function) -> tuple[SndpBlock, ...]:
     """SNDP's offload blocks of ``function``: disjoint, ordered by ``begin``, each inside one
     basic block, and computed once per function."""
-    cached = _BLOCKS.get(function)
+    cached = function.derived.get("sndp blocks")
     if cached is None:
         search = _Search(function, analyze(function))
-        chosen = search.choose(search.profitable())
-        cached = _BLOCKS[function] = tuple(search.block(e) for e in chosen)
-    return cached
+        cached = function.derived["sndp blocks"] = tuple(map(search.block, search.choose()))
+    return cached  # type: ignore[return-value]

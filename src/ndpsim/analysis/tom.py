@@ -58,11 +58,9 @@ used at ``begin`` only if no instruction of the block outside the loop writes it
 one exception is a single ``mov`` from a constant, or from a register the block leaves untouched,
 that dominates the loop: ``mov %r50, %r5`` before a loop counting from ``%r50`` reads ``%r5``.
 
-Choosing blocks. Every range that satisfies the rules is evaluated: ``O(n^2)`` ranges with
-incrementally updated counts and register sets held as bit masks. The profitable ranges overlap
-and nest heavily, and the hardware needs disjoint blocks (an offloaded block runs to its end pc),
-so they are chosen greedily, best first. A range that overlaps one already chosen is skipped.
-*Best* means, in this order:
+Choosing blocks. The profitable ranges overlap and nest heavily, and the hardware needs disjoint
+blocks (an offloaded block runs to its end pc), so they are chosen greedily, best first. A range
+that overlaps one already chosen is skipped. *Best* means, in this order:
 
 1. unconditional before conditional, because an unconditional saving is certain;
 2. the larger saving per instance, ``-(BW_TX + BW_RX)``; for conditional candidates, the lower
@@ -72,20 +70,31 @@ so they are chosen greedily, best first. A range that overlaps one already chose
 One exception: a range inside a loop body waits while some other free profitable range holds the
 whole loop. Offloading the loop pays its registers once rather than on every iteration. This also
 stops a cheap one-store block inside a loop from breaking up that loop's conditional candidate.
+
+The choice is made without evaluating all ``O(n^2)`` ranges. A range saves at most what its loads
+and stores would move, each repeated as often as its loops could run (a prefix sum), so the
+begins wait in a heap under that bound, and a begin's ends are evaluated (from the highest down,
+until the bound falls to the best saving found) only when its bound can still beat every range
+found so far. Where ranges may end (branches, forbidden pcs, whole loops) is precomputed for
+every begin with sweeps and range-maximum tables, and REG_TX/REG_RX come from the pcs where each
+live register is next read or last written, so evaluating a range costs about its live registers.
+The result is the one the exhaustive greedy choice gives.
 """
 
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
-from collections.abc import Mapping
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from heapq import heappop, heappush
+from itertools import accumulate, chain, count
 from typing import Any
-from weakref import WeakKeyDictionary
 
 from ndpsim.analysis import FunctionAnalysis, analyze
 from ndpsim.analysis.classify import Access, Kind
 from ndpsim.analysis.loops import Loop, LoopValue, TripCountKind, trip_count_of
+from ndpsim.analysis.ranges import ChosenRanges, IntervalIndex, RangeMax
 from ndpsim.frontend.ir import Function, Immediate, Register, Space
 
 __all__ = [
@@ -396,6 +405,8 @@ _COUNTED_SPACES = (Space.GLOBAL, Space.LOCAL, Space.GENERIC)  # the off-chip loa
 
 Factors = tuple[tuple[int, int], ...]  # (loop index, trip-count factor) of a block's whole loops
 
+_MARGIN = 1e-9  # relative slack against rounding when a bound stops the search
+
 
 @dataclass(frozen=True, slots=True)
 class _LoopCounts:
@@ -437,7 +448,7 @@ class _Evaluation:
 
 
 class _Search:
-    """One function's per-pc tables and the range search over them."""
+    """One function's per-pc tables, and the evaluation of a range over them."""
 
     def __init__(self, function: Function, analysis: FunctionAnalysis):
         self.function = function
@@ -460,49 +471,163 @@ class _Search:
             elif cls.kind is Kind.MEMORY and cls.space in _COUNTED_SPACES:
                 self.is_ld[pc] = int(cls.access is Access.LOAD)
                 self.is_st[pc] = int(cls.access is Access.STORE)
+        self.ld_before = list(accumulate(self.is_ld, initial=0))
+        self.st_before = list(accumulate(self.is_st, initial=0))
         # Control flow between pcs; the function's end is pc n.
         succs = cfg.pc_successors
-        preds: list[list[int]] = [[] for _ in range(n + 1)]
+        lowest_pred, highest_pred = [n] * (n + 1), [-1] * (n + 1)
         for pc in range(n):
             for s in succs[pc]:
-                preds[s].append(pc)
-        self.lowest_pred = [min(p, default=n) for p in preds[:n]]
-        self.highest_pred = [max(p, default=-1) for p in preds[:n]]
-        self.lowest_succ = [min(s, default=n) for s in succs]
-        self.highest_succ = [max(s, default=-1) for s in succs]
-        # Register sets as bit masks.
-        self.names = sorted({r for inst in insts for r in (*inst.uses, *inst.defs)})
-        self.bit = {name: 1 << k for k, name in enumerate(self.names)}
-        self.touched = [self._mask({*i.uses, *i.defs}) for i in insts]
-        self.written = [self._mask(i.defs) for i in insts]
+                lowest_pred[s] = min(lowest_pred[s], pc)
+                highest_pred[s] = max(highest_pred[s], pc)
+        lowest_succ = [min(s, default=n) for s in succs]
+        self.last_end = self._last_ends(lowest_pred, lowest_succ)
+        self.highest_pred = RangeMax(highest_pred[:n])
+        self.highest_succ = RangeMax([max(s, default=-1) - 1 for s in succs])
+        # Registers: which are live before each pc, and where each is read or written.
         live = analysis.liveness
-        self.live_before = [self._mask(live.live_before(pc)) for pc in range(n)] + [0]
+        self.live_before = [live.live_before(pc) for pc in range(n)] + [frozenset()]
+        self.touches: dict[str, list[int]] = {}
+        for pc, (reads, writes) in enumerate(zip(cfg.reads, cfg.writes, strict=True)):
+            for name in {*reads, *writes}:
+                self.touches.setdefault(name, []).append(pc)
+        self.writes_of = {r: analysis.defuse.definitions_of(r) for r in self.touches}
         self.slots = {
             name: 0 if function.registers[name].name == "pred"
             else max(1, function.registers[name].size_bytes // 4)
-            for name in self.names
+            for name in self.touches
         }  # fmt: skip
+        self._next_touches: dict[int, list[int]] = {}
+        self._last_writes: dict[int, list[int]] = {}
         # Loops, outermost first.
         self.loops = analysis.loops
-        self.loops_ending_at: list[list[Loop]] = [[] for _ in range(n)]
+        self.loop_starts = sorted((loop.start_pc, loop.index) for loop in self.loops)
         # "loops": the last pc of the outermost loop a block starting at each pc may hold, or -1
         self.loop_end_from = [-1] * n
         for loop in self.loops:
             for at in range(self._loop_entry(loop), loop.start_pc + 1):
                 self.loop_end_from[at] = max(self.loop_end_from[at], loop.end_pc - 1)
-        self.loops_of_pc: list[tuple[int, ...]] = [()] * n
+        loops_of_pc: dict[int, list[int]] = {}  # the pcs in loops only
         for loop in self.loops:
-            self.loops_ending_at[loop.end_pc - 1].append(loop)
             for b in loop.blocks:
                 for pc in cfg[b].pcs:
-                    self.loops_of_pc[pc] = (*self.loops_of_pc[pc], loop.index)
+                    loops_of_pc.setdefault(pc, []).append(loop.index)
+        self.loops_of_pc = {pc: tuple(indices) for pc, indices in loops_of_pc.items()}
         self.memory_in_loop = [
-            [pc for pc in range(loop.start_pc, loop.end_pc)
-             if cfg.block_of_pc[pc] in loop.blocks and (self.is_ld[pc] or self.is_st[pc])]
+            sorted(pc for b in loop.blocks for pc in cfg[b].pcs if self.is_ld[pc] or self.is_st[pc])
             for loop in self.loops
-        ]  # fmt: skip
-        self.writes_of = {r: analysis.defuse.definitions_of(r) for r in self.names}
+        ]
+        # The first end at which a range from each pc holds a whole loop (n if none does).
+        self.first_whole_end = [n] * (n + 1)
+        for loop in self.loops:
+            at = loop.start_pc
+            self.first_whole_end[at] = min(self.first_whole_end[at], loop.end_pc - 1)
+        for pc in range(n - 1, -1, -1):
+            self.first_whole_end[pc] = min(self.first_whole_end[pc], self.first_whole_end[pc + 1])
+        self.second_root_end = self._second_root_ends()
+        # The words the loads and stores of each pc save, plainly and at most (trip counts).
+        words = [
+            ld * _LOAD_WORDS + st * _STORE_WORDS
+            for ld, st in zip(self.is_ld, self.is_st, strict=True)
+        ]
+        self.words_before = list(accumulate(words, initial=0.0))
+        factor = [self._largest_factor(loop) for loop in self.loops]
+        for pc, indices in loops_of_pc.items():
+            words[pc] *= math.prod(factor[i] for i in indices)
+        self.most_words_before = list(accumulate(words, initial=0.0))
         self._loop_counts: dict[Factors, _LoopCounts] = {}
+
+    def _last_ends(self, lowest_pred: list[int], lowest_succ: list[int]) -> list[int]:
+        """The last end a range beginning at each pc may reach before it meets a forbidden pc,
+        a branch back before its begin, or a branch into it from before its begin.
+
+        Pc ``j`` stops the ranges beginning in ``(lowest_succ[j], j]`` (all up to ``j`` if it is
+        forbidden) and in ``(lowest_pred[j], j - 1]``; one sweep with a heap finds, for each
+        begin, the nearest pc that stops it.
+        """
+        n = self.n
+        stopping: dict[int, list[tuple[int, int]]] = {}  # first begin -> (pc, last begin)
+        for j in range(n):
+            low = -1 if self.forbidden[j] else lowest_succ[j]
+            if low < j:
+                stopping.setdefault(low + 1, []).append((j, j))
+            if lowest_pred[j] < j - 1:
+                stopping.setdefault(lowest_pred[j] + 1, []).append((j, j - 1))
+        heap: list[tuple[int, int]] = []
+        last = [0] * n
+        for begin in range(n):
+            for item in stopping.get(begin, ()):
+                heappush(heap, item)
+            while heap and heap[0][1] < begin:
+                heappop(heap)
+            last[begin] = (heap[0][0] if heap else n) - 1
+        return last
+
+    def _second_root_ends(self) -> list[int]:
+        """For each begin, the end from which a range holds two outermost loops for good: two
+        loops starting at or after the begin whose parents start before it (or have none)."""
+        n = self.n
+        starting: dict[int, list[Loop]] = {}
+        for loop in self.loops:
+            starting.setdefault(loop.start_pc, []).append(loop)
+        heap: list[tuple[int, int, int]] = []  # (last pc, index, the begin it is a root above)
+
+        def drop_stale(begin: int) -> None:
+            while heap and heap[0][2] >= begin:
+                heappop(heap)
+
+        out = [n] * n
+        for begin in range(n - 1, -1, -1):
+            for loop in starting.get(begin, ()):
+                parent = self.loops[loop.parent].start_pc if loop.parent is not None else -1
+                heappush(heap, (loop.end_pc - 1, loop.index, parent))
+            drop_stale(begin)
+            if heap:
+                first = heappop(heap)
+                drop_stale(begin)
+                if heap:
+                    out[begin] = heap[0][0]
+                heappush(heap, first)
+        return out
+
+    def _largest_factor(self, loop: Loop) -> int:
+        """The largest trip-count factor a block holding ``loop`` can give it without a
+        condition (see ``_factor_options``): its static count, or the count its start, step and
+        bound give when each is a constant at the block's begin."""
+        if loop.trip_count_kind is TripCountKind.STATIC:
+            return loop.static_trip_count or 1
+        iv = loop.induction
+        if loop.trip_count_kind is not TripCountKind.ENTRY or iv is None:
+            return 1
+        start, step, bound = (
+            self._constant_at_begin(v, loop) for v in (iv.start, iv.step, iv.bound)
+        )
+        if start is None or step is None or bound is None:
+            return 1
+        first = start + step if iv.tested_after_step else start
+        return trip_count_of(first, step, bound, iv.comparison) or 1
+
+    def _constant_at_begin(self, value: LoopValue, loop: Loop) -> int | None:
+        """The constant ``value`` can be at a block's begin (see ``_value_at_begin``): its own,
+        or the one moved into its register by the last write before the loop, the only write
+        that can be a block's one write of the register outside the loop."""
+        if value.register is None:
+            return value.constant
+        pcs = self.writes_of.get(value.register, ())
+        at = bisect_left(pcs, loop.start_pc)
+        if not at:
+            return None
+        inst = self.function.instructions[pcs[at - 1]]
+        source = inst.operands[1] if inst.opcode == "mov" else None
+        cfg, dom = self.analysis.cfg, self.analysis.dominance
+        if (
+            isinstance(source, Immediate)
+            and not source.is_float
+            and inst.guard is None
+            and dom.dominates(cfg.block_of_pc[inst.pc], loop.header)
+        ):
+            return int(source.value)
+        return None
 
     def _loop_entry(self, loop: Loop) -> int:
         """The first pc a "loops" block holding ``loop`` may start at: in its preheader, the
@@ -515,8 +640,8 @@ class _Search:
         if loop.start_pc == 0:
             return 0
         before = cfg.block_of_pc[loop.start_pc - 1]
-        enclosing = {lp.index for lp in self.loops if before in lp.blocks}
-        inside = {lp.index for lp in self.loops if loop.header in lp.blocks} - {loop.index}
+        enclosing = {lp.index for lp in self.analysis.loops_holding(before)}
+        inside = {lp.index for lp in self.analysis.loops_holding(loop.header)} - {loop.index}
         if before in loop.blocks or enclosing - inside:
             return loop.start_pc  # part of the loop, or of another loop the loop is not in
         if not all(succ in loop.blocks for succ in cfg[before].successors):
@@ -525,15 +650,6 @@ class _Search:
         while entry > cfg[before].start and not (self.is_ld[entry - 1] or self.is_st[entry - 1]):
             entry -= 1
         return entry
-
-    def _mask(self, names) -> int:
-        mask = 0
-        for name in names:
-            mask |= self.bit[name]
-        return mask
-
-    def _names(self, mask: int) -> tuple[str, ...]:
-        return tuple(name for name in self.names if mask & self.bit[name])
 
     # ------------------------------------------------------------------ loop trip counts
     def _writes_outside(self, register: str, loop: Loop, begin: int, end: int) -> list[int]:
@@ -649,55 +765,66 @@ class _Search:
         return counts
 
     # ----------------------------------------------------------------------- the ranges
-    def profitable_ranges(self, rule: str) -> list[_Evaluation]:
-        """Every range obeying the rules, and the block rule ``rule``, whose offloading saves
-        bandwidth (at some count)."""
-        n = self.n
-        forbidden, is_ld, is_st = self.forbidden, self.is_ld, self.is_st
-        lowest_pred, highest_pred = self.lowest_pred, self.highest_pred
-        lowest_succ, highest_succ = self.lowest_succ, self.highest_succ
-        touched, written, live_before = self.touched, self.written, self.live_before
-        found: list[_Evaluation] = []
-        for begin in range(n):
-            if forbidden[begin]:
-                continue
-            live_on_entry = live_before[begin]
-            touched_mask = written_mask = 0
-            needs_end_at = -1  # the range is closed once end reaches this
-            n_ld = n_st = 0
-            whole: list[Loop] = []
-            outermost = 0
-            loop_end = self.loop_end_from[begin]
-            for end in range(begin, n):
-                if forbidden[end] or lowest_succ[end] < begin:
-                    break
-                if end > begin:
-                    if lowest_pred[end] < begin:
-                        break
-                    needs_end_at = max(needs_end_at, highest_pred[end])
-                needs_end_at = max(needs_end_at, highest_succ[end] - 1)
-                touched_mask |= touched[end]
-                written_mask |= written[end]
-                n_ld += is_ld[end]
-                n_st += is_st[end]
-                if self.loops_ending_at[end]:
-                    whole.extend(lp for lp in self.loops_ending_at[end] if lp.start_pc >= begin)
-                    held = {loop.index for loop in whole}
-                    outermost = sum(loop.parent not in held for loop in whole)
-                if rule == "loops" and whole:
-                    # a loop, from its set-up code, is a block of its own
-                    if end > loop_end:
-                        break
-                    if end < loop_end:
-                        continue
-                if needs_end_at > end or outermost > 1 or not (n_ld or n_st):
-                    continue
-                reg_tx = (live_on_entry & touched_mask).bit_count()
-                reg_rx = (live_before[end + 1] & written_mask).bit_count()
-                evaluation = self._evaluate(begin, end, reg_tx, reg_rx, n_ld, n_st, whole)
-                if evaluation is not None:
-                    found.append(evaluation)
-        return found
+    def _live_in_count(self, begin: int, end: int) -> int:
+        """REG_TX: the registers live at ``begin`` that ``[begin, end]`` reads or writes."""
+        touches = self._next_touches.get(begin)
+        if touches is None:  # the first pc at or after begin that touches each live register
+            touches = []
+            for name in self.live_before[begin]:
+                pcs = self.touches[name]
+                at = bisect_left(pcs, begin)
+                if at < len(pcs):
+                    touches.append(pcs[at])
+            touches.sort()
+            self._next_touches[begin] = touches
+        return bisect_right(touches, end)
+
+    def _live_out_count(self, begin: int, end: int) -> int:
+        """REG_RX: the registers live at ``end + 1`` that ``[begin, end]`` may write."""
+        writes = self._last_writes.get(end)
+        if writes is None:  # the last pc at or before end that writes each live register
+            writes = []
+            for name in self.live_before[end + 1]:
+                pcs = self.writes_of[name]
+                at = bisect_right(pcs, end)
+                if at:
+                    writes.append(pcs[at - 1])
+            writes.sort()
+            self._last_writes[end] = writes
+        return len(writes) - bisect_left(writes, begin)
+
+    def _whole_loops(self, begin: int, end: int) -> list[Loop]:
+        """The loops wholly inside ``[begin, end]``, by last pc (then outermost first)."""
+        lo = bisect_left(self.loop_starts, (begin,))
+        hi = bisect_right(self.loop_starts, (end, math.inf))
+        whole = [self.loops[i] for _, i in self.loop_starts[lo:hi]]
+        whole = [loop for loop in whole if loop.end_pc - 1 <= end]
+        whole.sort(key=lambda loop: (loop.end_pc, loop.index))
+        return whole
+
+    def saving_bound(self, begin: int, end: int) -> float:
+        """No range ``[begin, e]`` with ``e <= end`` saves more words unconditionally: its loads
+        and stores, each counted as often as its loops could at most repeat it."""
+        if end < self.first_whole_end[begin]:  # no whole loop: the plain count
+            return self.words_before[end + 1] - self.words_before[begin]
+        return self.most_words_before[end + 1] - self.most_words_before[begin]
+
+    def evaluate(self, begin: int, end: int) -> _Evaluation | None:
+        """``[begin, end]`` if it obeys the rules (all but the block rule) and saves bandwidth."""
+        needs_end_at = self.highest_succ.max(begin, end)
+        if end > begin:
+            needs_end_at = max(needs_end_at, self.highest_pred.max(begin + 1, end))
+        n_ld = self.ld_before[end + 1] - self.ld_before[begin]
+        n_st = self.st_before[end + 1] - self.st_before[begin]
+        if needs_end_at > end or not (n_ld or n_st):
+            return None
+        whole = self._whole_loops(begin, end)
+        held = {loop.index for loop in whole}
+        if sum(loop.parent not in held for loop in whole) > 1:
+            return None
+        reg_tx = self._live_in_count(begin, end)
+        reg_rx = self._live_out_count(begin, end)
+        return self._evaluate(begin, end, reg_tx, reg_rx, n_ld, n_st, whole)
 
     def _evaluate(
         self, begin: int, end: int, reg_tx: int, reg_rx: int, n_ld: int, n_st: int, whole
@@ -729,33 +856,8 @@ class _Search:
                 best = evaluation
         return best
 
-    def choose(self, evaluations: list[_Evaluation]) -> list[_Evaluation]:
-        """Disjoint ranges, best first; a range inside a loop body waits while another free
-        range holds that whole loop."""
-        block_of = self.analysis.cfg.block_of_pc
-        within = {
-            id(e): {
-                loop.index
-                for loop in self.loops
-                if block_of[e.begin] in loop.blocks and loop.index not in dict(e.factors)
-            }
-            for e in evaluations
-        }
-        free = sorted(evaluations, key=_Evaluation.rank)
-        chosen: list[_Evaluation] = []
-        while free:
-            held = {index for e in free for index, _ in e.factors}
-            best = next((e for e in free if not within[id(e)] & held), free[0])
-            chosen.append(best)
-            free = [e for e in free if e.end < best.begin or e.begin > best.end]
-        return sorted(chosen, key=lambda e: e.begin)
-
     # -------------------------------------------------------------------- the candidates
     def candidate(self, e: _Evaluation) -> TomCandidate:
-        touched = written = 0
-        for pc in range(e.begin, e.end + 1):
-            touched |= self.touched[pc]
-            written |= self.written[pc]
         factor_of = dict(e.factors)
         kind, trips, header = "none", 1, None
         if factor_of:
@@ -777,15 +879,21 @@ class _Search:
                 e.reg_tx, e.reg_rx, e.ld + extra * e.loop_ld, e.st + extra * e.loop_st
             )
             tag = _tag(*at_threshold)
-        live_registers = max(self._slots(self.live_before[pc] & touched)
-                             for pc in range(e.begin, e.end + 2))  # fmt: skip
+        begin, end = e.begin, e.end
+        cfg = self.analysis.cfg
+        touched = {r for pc in range(begin, end + 1) for r in (*cfg.reads[pc], *cfg.writes[pc])}
+        written = {r for pc in range(begin, end + 1) for r in cfg.writes[pc]}
+        live_registers = max(
+            sum(self.slots[r] for r in self.live_before[pc] if r in touched)
+            for pc in range(begin, end + 2)
+        )
         return TomCandidate(
-            begin=e.begin,
-            end=e.end,
-            live_in=self._names(self.live_before[e.begin] & touched),
-            live_out=self._names(self.live_before[e.end + 1] & written),
-            n_ld=sum(self.is_ld[e.begin : e.end + 1]),
-            n_st=sum(self.is_st[e.begin : e.end + 1]),
+            begin=begin,
+            end=end,
+            live_in=tuple(sorted(touched.intersection(self.live_before[begin]))),
+            live_out=tuple(sorted(written.intersection(self.live_before[end + 1]))),
+            n_ld=self.ld_before[end + 1] - self.ld_before[begin],
+            n_st=self.st_before[end + 1] - self.st_before[begin],
             ld_executions=e.ld,
             st_executions=e.st,
             loop_kind=kind,
@@ -802,24 +910,194 @@ class _Search:
             trip_condition=e.condition,
         )
 
-    def _slots(self, mask: int) -> int:
-        """32-bit register slots of the registers in ``mask``."""
-        return sum(self.slots[name] for name in self._names(mask))
-
     def thread_live_registers(self) -> int:
         """The most 32-bit register slots live at once anywhere in the function."""
-        return max((self._slots(mask) for mask in self.live_before), default=0)
+        return max(sum(self.slots[r] for r in live) for live in self.live_before)
 
 
-_SEARCHES: WeakKeyDictionary[Function, _Search] = WeakKeyDictionary()
-_CANDIDATES: WeakKeyDictionary[Function, dict[str, tuple[TomCandidate, ...]]] = WeakKeyDictionary()
+class _Choice:
+    """The greedy choice of disjoint ranges under one block rule, best first.
+
+    Every begin gets one entry in a heap, keyed first by a bound no range from it can beat and,
+    once looked at, by its best range: only begins whose bound competes with the best range so
+    far are ever evaluated, and only their ends whose bound does. A range whose begin lies in a
+    loop body, and that waits while a free range holds the whole loop (see the module
+    docstring), is parked with that loop; one free range that holds the loop (its witness)
+    stands for all of them, and the parked begins come back when no free range holds it.
+    """
+
+    def __init__(self, search: _Search, rule: str):
+        self.search = search
+        self.rule = rule
+        n = search.n
+        self.top = [self._top(begin) for begin in range(n)]
+        self.top_max = RangeMax(self.top)
+        self.chosen = ChosenRanges()
+        self.heap: list[tuple[tuple, int, int, int, _Evaluation | None]] = []
+        self.sequence = count()
+        self.todo: list[tuple[int, int]] = []  # (begin, least end) to look at again
+        self.witness: dict[int, tuple[int, int] | None] = {}  # None: no free range holds it
+        self.parked: dict[int, list[tuple[int, int]]] = {}  # loop -> (begin, least end)
+        self.watched = IntervalIndex()  # the witnesses of the loops with parked begins
+
+    def _top(self, begin: int) -> int:
+        """The last end a range from ``begin`` may have under the rule (below begin if none)."""
+        s = self.search
+        if self.rule == "maximal":
+            return min(s.last_end[begin], s.second_root_end[begin] - 1)
+        loop_end = s.loop_end_from[begin]
+        if s.first_whole_end[begin] <= loop_end <= s.last_end[begin]:
+            return loop_end
+        return min(s.last_end[begin], s.first_whole_end[begin] - 1)
+
+    def _ends(self, begin: int, least: int, most: int, *, rising: bool = False) -> Iterable[int]:
+        """The ends in ``[least, most]`` that the rule allows a range from ``begin``, highest
+        first (or lowest first if ``rising``). "loops": before the first whole loop, or exactly
+        the end of the loop set up at ``begin``; "maximal": before two outermost loops are
+        whole."""
+        s = self.search
+        least = max(least, begin)
+        loop_free = self.top[begin]
+        loop_end = ()
+        if self.rule == "loops":
+            loop_free = min(s.last_end[begin], s.first_whole_end[begin] - 1)
+            if loop_free < self.top[begin] and least <= self.top[begin] <= most:
+                loop_end = (self.top[begin],)
+        most = min(most, loop_free)
+        if rising:
+            return chain(range(least, most + 1), loop_end)
+        return chain(loop_end, range(most, least - 1, -1))
+
+    def best(self, begin: int, least: int, most: int) -> _Evaluation | None:
+        """The best profitable range from ``begin`` ending in ``[least, most]``. Ends are tried
+        from the highest down, and the search stops when no lower end can save as much as the
+        best unconditional range found (conditional ranges rank after every unconditional)."""
+        s = self.search
+        best: _Evaluation | None = None
+        total = None  # the best unconditional range's BW_TX + BW_RX
+        for end in self._ends(begin, least, most):
+            if total is not None:
+                bound = s.saving_bound(begin, end)
+                if -bound >= total + _MARGIN * (bound - total):
+                    break
+            elif s.ld_before[end + 1] == s.ld_before[begin] and (
+                s.st_before[end + 1] == s.st_before[begin]
+            ):
+                break  # no load or store left
+            evaluation = s.evaluate(begin, end)
+            if evaluation is None:
+                continue
+            rank = evaluation.rank()
+            if best is None or rank < best.rank():
+                best = evaluation
+            if evaluation.threshold is None and (total is None or rank[1] < total):
+                total = rank[1]
+        return best
+
+    def _first_profitable(self, begin: int, least: int, most: int) -> _Evaluation | None:
+        for end in self._ends(begin, least, most, rising=True):
+            evaluation = self.search.evaluate(begin, end)
+            if evaluation is not None:
+                return evaluation
+        return None
+
+    # ---------------------------------------------------------------- loops held whole
+    def _held(self, loop: Loop) -> bool:
+        """Whether a free profitable range holds ``loop`` whole."""
+        witness = self.witness.get(loop.index, ())
+        if witness is None:
+            return False  # ranges only stop being free
+        if witness and not self.chosen.overlaps(*witness):
+            return True
+        s = self.search
+        window = self.chosen.free_around(loop.start_pc, loop.end_pc - 1, s.n - 1)
+        witness = None
+        if window is not None:
+            low, high = window
+            need = loop.end_pc - 1
+            last = loop.start_pc
+            while witness is None:
+                begin = self.top_max.last_at_least(low, last, need)
+                if begin is None:
+                    break
+                found = self._first_profitable(begin, need, min(high, self.top[begin]))
+                if found is not None:
+                    witness = (found.begin, found.end)
+                last = begin - 1
+        self.witness[loop.index] = witness
+        if witness is None:
+            self.todo.extend(self.parked.pop(loop.index, ()))
+        elif loop.index in self.parked:
+            self.watched.add(*witness, loop.index)
+        return witness is not None
+
+    def _park(self, loop: Loop, begin: int, least: int) -> None:
+        if loop.index not in self.parked:
+            self.parked[loop.index] = []
+            self.watched.add(*self.witness[loop.index], loop.index)  # type: ignore[misc]
+        self.parked[loop.index].append((begin, least))
+
+    # ----------------------------------------------------------------------- the choice
+    def _look_at(self, begin: int, least: int) -> None:
+        """Queue the best range from ``begin`` ending at ``least`` or later that may be chosen
+        now, parking the better ones that wait for a loop."""
+        s = self.search
+        while not self.chosen.covers(begin):
+            at = bisect_right(self.chosen.begins, begin)
+            most = self.chosen.begins[at] - 1 if at < len(self.chosen.begins) else s.n - 1
+            best = self.best(begin, least, most)
+            if best is None:
+                return
+            block = s.analysis.cfg.block_of_pc[begin]
+            waits = [
+                loop
+                for loop in s.analysis.loops_holding(block)
+                if not (loop.start_pc == begin and loop.end_pc - 1 <= best.end) and self._held(loop)
+            ]
+            if not waits:
+                heappush(self.heap, (best.rank(), next(self.sequence), begin, least, best))
+                return
+            never_whole = [loop for loop in waits if loop.start_pc < begin]
+            if never_whole:  # no range from begin holds it: all of them wait
+                self._park(never_whole[0], begin, least)
+                return
+            # the ranges ending before the widest waiting loop's end wait for it; the others
+            # hold every waiting loop
+            widest = max(waits, key=lambda loop: loop.end_pc)
+            self._park(widest, begin, least)
+            least = widest.end_pc - 1
+
+    def run(self) -> list[_Evaluation]:
+        s = self.search
+        for begin in range(s.n):
+            top = self.top[begin]
+            if top >= begin:
+                saving = s.saving_bound(begin, top) * (1 + _MARGIN)
+                bound = (0, -saving, begin - top, begin)
+                heappush(self.heap, (bound, next(self.sequence), begin, begin, None))
+        chosen: list[_Evaluation] = []
+        while True:
+            while self.todo:
+                self._look_at(*self.todo.pop())
+            if not self.heap:
+                break
+            _, _, begin, least, best = heappop(self.heap)
+            if best is None or self.chosen.overlaps(best.begin, best.end):
+                self.todo.append((begin, least))
+                continue
+            chosen.append(best)
+            self.chosen.add(best.begin, best.end)
+            for index in self.watched.pop_overlapping(best.begin, best.end):
+                if index in self.parked:
+                    self._held(s.loops[index])
+        return sorted(chosen, key=lambda e: e.begin)
 
 
 def _search(function: Function) -> _Search:
-    search = _SEARCHES.get(function)
+    search = function.derived.get("tom search")
     if search is None:
-        search = _SEARCHES[function] = _Search(function, analyze(function))
-    return search
+        search = function.derived["tom search"] = _Search(function, analyze(function))
+    return search  # type: ignore[return-value]
 
 
 def tom_candidates(function: Function, blocks: str = "loops") -> tuple[TomCandidate, ...]:
@@ -828,12 +1106,11 @@ def tom_candidates(function: Function, blocks: str = "loops") -> tuple[TomCandid
     rule."""
     if blocks not in BLOCK_RULES:
         raise ValueError(f"unknown TOM block rule {blocks!r}; expected one of {BLOCK_RULES}")
-    by_rule = _CANDIDATES.setdefault(function, {})
+    by_rule: dict = function.derived.setdefault("tom candidates", {})  # type: ignore[assignment]
     cached = by_rule.get(blocks)
     if cached is None:
         search = _search(function)
-        chosen = search.choose(search.profitable_ranges(blocks))
-        cached = by_rule[blocks] = tuple(search.candidate(e) for e in chosen)
+        cached = by_rule[blocks] = tuple(map(search.candidate, _Choice(search, blocks).run()))
     return cached
 
 
