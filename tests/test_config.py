@@ -4,11 +4,12 @@ parse into typed nested dicts; presets inherit from a ``base`` preset, and base 
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
@@ -415,3 +416,78 @@ def test_every_value_a_shipped_system_preset_sets_cites_a_source_or_says_assumpt
         for setting in system_settings(name):
             if setting.origin != "default" and setting.key not in ("name", "description"):
                 assert setting.comment, f"{name}: {setting.key} ({setting.origin}) cites nothing"
+
+
+# ------------------------------------------------------- pathological values and files
+def test_an_override_longer_than_the_limit_is_a_config_error_saying_so():
+    text = "sm.count=" + "[" * 100_000
+    with pytest.raises(ConfigError, match=r"is 100009 characters long; at most 10000 are read"):
+        parse_overrides([text])
+    assert parse_overrides(["name=" + "x" * 9_000]) == {"name": "x" * 9_000}
+
+
+@pytest.mark.parametrize("value", ["-" * 9_000 + "1", "~" * 9_000 + "1", "1+" * 4_000 + "1j"])
+def test_a_value_too_deeply_nested_to_read_is_a_config_error_naming_the_key(value):
+    with pytest.raises(ConfigError, match=r"override of 'sm\.count': the value is nested too "
+                                          r"deeply to read"):  # fmt: skip
+        parse_overrides([f"sm.count={value}"])
+
+
+def test_overrides_nested_deeper_than_a_config_are_a_config_error_naming_the_key():
+    with pytest.raises(ConfigError, match=r"'a\.a\.a\.a.*' is nested 17 levels deep"):
+        parse_overrides([".".join(["a"] * 40) + "=1"])
+    with pytest.raises(ConfigError, match=r"'memory\.dram_overrides\[0\]\[0\].*' is nested"):
+        parse_overrides(["memory.dram_overrides=" + "[" * 150 + "]" * 150])
+    assert parse_overrides(["memory.dram_overrides.organization.channels=4"])  # 4 levels
+
+
+def test_reading_an_override_prints_no_python_warnings(recwarn):
+    assert parse_overrides(["sm.count=1if", r"name='\d'"]) == {"sm": {"count": "1if"},
+                                                               "name": "\\d"}  # fmt: skip
+    assert not recwarn.list
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(max_size=60), max_size=4))
+def test_any_assignments_parse_to_a_tree_or_a_config_error(assignments):
+    try:
+        parsed = parse_overrides(assignments)
+    except ConfigError:
+        return
+    assert isinstance(parsed, dict)
+    assert all(isinstance(key, str) and key for key in parsed)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["[", "]", "{", "}", "(", ")", "-", "~", "1", ",", ":", "'", "a",
+                                 "=", ".", "0x", "1e9", "not ", "if", "True"]), max_size=300)
+       .map("".join))  # fmt: skip
+def test_literal_like_noise_in_a_value_parses_or_is_a_config_error(value):
+    with contextlib.suppress(ConfigError):
+        parse_overrides([f"memory.dram_overrides={value}"])
+
+
+def test_a_long_value_is_quoted_cut_short_in_an_error():
+    with pytest.raises(ConfigError) as info:
+        load_system_config("tom-ndp", parse_overrides(["sm.count='" + "9" * 5_000 + "'"]))
+    assert "(got '99999" in str(info.value) and len(str(info.value)) < 200
+
+
+def test_an_integer_too_long_to_print_is_described_instead(tmp_path):
+    with pytest.raises(ConfigError, match=r"'seed': .*\(got an integer of more than 4300 digits"):
+        load_system_config("tom-ndp", parse_overrides(["seed=0x" + "f" * 5_000]))
+
+
+@pytest.mark.parametrize("text,complaint", [
+    ("a = " + "[" * 100_000, "nested too deeply to read"),
+    ("a = " + "{b = " * 5_000, "nested too deeply to read"),
+    ("a = " + "[" * 20 + "]" * 20, "'a" + "[0]" * 16 + "' is nested 17 levels deep"),
+    ("[" + ".".join(["t"] * 30) + "]\nx = 1\n", "'" + ".".join(["t"] * 17) + "' is nested 17"),
+    ("a = " + "9" * 5_000, "an integer has more than 4300 digits"),
+])  # fmt: skip
+def test_a_toml_file_python_cannot_read_is_a_config_error_naming_it(tmp_path, text, complaint):
+    path = tmp_path / "deep.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: ")) as info:
+        load_system_config(str(path))
+    assert complaint in str(info.value)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import ast
 import difflib
+import sys
 import tomllib
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,13 +47,29 @@ def _absent_or_gbps(value: float) -> float:
 
 #: A bandwidth, or 0 where the component is not modelled.
 OptionalGbps = Annotated[float, Field(ge=0), AfterValidator(_absent_or_gbps)]
+#: A latency or interval in clock cycles: up to a billion (a second at 1 GHz), so that cycles
+#: times the slowest clock's period stays far inside the engine's 64-bit picoseconds.
+MAX_CYCLES = 10**9
+Cycles = Annotated[int, Field(le=MAX_CYCLES)]
+
+#: The longest ``--set`` assignment read: far beyond any real value, short enough that reading
+#: it as a Python literal stays quick.
+MAX_OVERRIDE_CHARS = 10_000
+#: The deepest nesting of tables and arrays a config may have. The deepest real key,
+#: ``memory.dram_overrides.organization.channels``, is four levels down; merging presets
+#: and listing their keys recurse this deep.
+MAX_NESTING = 16
+#: The most characters of a value an error message quotes.
+_QUOTED_CHARS = 60
 
 
 class Strict(BaseModel):
     """A config section: unknown keys are errors, numbers are finite (an infinite latency or
-    clock would overflow or be clamped deep in the model), values are immutable once loaded."""
+    clock would overflow or be clamped deep in the model), values are immutable once loaded.
+    Types are strict: ``true`` is not the integer 1 and ``2.0`` not the integer 2 (an integer
+    is still a valid float), so a value that was meant for another key is not silently taken."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
 
 def validate(model: type[M], data: dict, source: str, files: Sequence[Path | str] = ()) -> M:
@@ -81,14 +99,24 @@ def validate(model: type[M], data: dict, source: str, files: Sequence[Path | str
                     # a check across a section's keys: its message names them and their values
                     problem = f"'{key}': {message}"
                 else:
-                    problem = f"'{key}': {message} (got {item.get('input')!r})"
+                    problem = f"'{key}': {message} (got {_quoted(item.get('input'))})"
                 notes = [sources.cite(path, source)]
             else:
-                problem = f"'{key}': {item['msg']} (got {item.get('input')!r})"
+                problem = f"'{key}': {item['msg']} (got {_quoted(item.get('input'))})"
                 notes = [sources.cite(path, source)]
             notes = [note for note in notes if note]
             problems.append(f"{problem} ({'; '.join(notes)})" if notes else problem)
         raise ConfigError(f"{source}: " + "; ".join(problems)) from None
+
+
+def _quoted(value: Any) -> str:
+    """``value`` as an error message quotes it: cut short, so that the message stays one
+    readable line, and without printing an integer too long for Python to print in decimal."""
+    try:
+        text = repr(value)
+    except ValueError:
+        return f"an integer of more than {sys.get_int_max_str_digits()} digits"
+    return _clipped(text)
 
 
 class _Sources:
@@ -222,11 +250,50 @@ def _shown(path: Path | str) -> str:
 
 
 def load_toml(path: Path) -> dict:
+    """A TOML file's contents; anything tomllib cannot read, or nested deeper than a config
+    ever is, is a ConfigError naming the file."""
     text = read_text(path, ConfigError)
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from None
+    except ValueError:  # what int() raises on a decimal number of thousands of digits
+        raise ConfigError(
+            f"{path}: an integer has more than {sys.get_int_max_str_digits()} digits"
+        ) from None
+    except RecursionError:
+        raise ConfigError(
+            f"{path}: arrays or inline tables nested too deeply to read (a config nests at most "
+            f"{MAX_NESTING} levels)"
+        ) from None
+    _check_nesting(data, str(path))
+    return data
+
+
+def _check_nesting(tree: dict, source: str) -> None:
+    """Refuse tables and arrays nested more than :data:`MAX_NESTING` levels deep, naming the
+    first such key, before anything recurses into them."""
+    pending: list[tuple[Any, str, int]] = [(tree, "", 0)]
+    while pending:
+        node, key, depth = pending.pop()
+        if depth > MAX_NESTING:
+            raise ConfigError(
+                f"{source}: '{_clipped(key)}' is nested {depth} levels deep; a config nests at "
+                f"most {MAX_NESTING}"
+            )
+        if isinstance(node, dict):
+            children = ((f"{key}.{k}" if key else str(k), v) for k, v in node.items())
+        elif isinstance(node, list):
+            children = ((f"{key}[{i}]", v) for i, v in enumerate(node))
+        else:
+            continue
+        pending.extend((value, name, depth + 1) for name, value in children
+                       if isinstance(value, dict | list))  # fmt: skip
+
+
+def _clipped(text: str) -> str:
+    """At most the first :data:`_QUOTED_CHARS` characters of ``text``."""
+    return text if len(text) <= _QUOTED_CHARS else text[: _QUOTED_CHARS - 3] + "..."
 
 
 def preset_names(kind: str) -> list[str]:
@@ -279,16 +346,27 @@ def parse_overrides(assignments: list[str]) -> dict[str, Any]:
     literals (numbers, booleans as true/false, lists), anything else as a string."""
     out: dict[str, Any] = {}
     for text in assignments:
+        if len(text) > MAX_OVERRIDE_CHARS:
+            raise ConfigError(
+                f"override {_clipped(text)!r} is {len(text)} characters long; at most "
+                f"{MAX_OVERRIDE_CHARS} are read"
+            )
         key, sep, raw = text.partition("=")
         key = key.strip()
         if not sep or not key or any(not part for part in key.split(".")):
-            raise ConfigError(f"override {text!r} is not of the form key.path=value")
+            raise ConfigError(f"override {_clipped(text)!r} is not of the form key.path=value")
         value: Any
         literal = {"true": "True", "false": "False"}.get(raw.strip(), raw.strip())
         try:
-            value = ast.literal_eval(literal)
+            with warnings.catch_warnings():  # "1if" would print a SyntaxWarning
+                warnings.simplefilter("ignore")
+                value = ast.literal_eval(literal)
         except (ValueError, SyntaxError):
             value = raw.strip()
+        except (MemoryError, RecursionError):  # what Python's parser raises on deep nesting
+            raise ConfigError(
+                f"override of '{_clipped(key)}': the value is nested too deeply to read"
+            ) from None
         if not isinstance(value, int | float | str | list | dict):
             value = raw.strip()  # None, tuples, sets, ... are not config values
         node = out
@@ -296,8 +374,9 @@ def parse_overrides(assignments: list[str]) -> dict[str, Any]:
         for part in parents:
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
-                raise ConfigError(f"override {text!r} conflicts with another override")
+                raise ConfigError(f"override {_clipped(text)!r} conflicts with another override")
         if isinstance(node.get(leaf), dict):
-            raise ConfigError(f"override {text!r} conflicts with another override")
+            raise ConfigError(f"override {_clipped(text)!r} conflicts with another override")
         node[leaf] = value
+    _check_nesting(out, "overrides")
     return out

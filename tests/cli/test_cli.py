@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import json
+import struct
+import zipfile
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -259,3 +263,85 @@ def test_dram_trace_reports_cycles_row_outcomes_and_latency(tmp_path):
     bad.write_text("LD 0x40\nXX 0x80\n")
     failed = runner.invoke(app, ["dram-trace", str(bad)])
     assert failed.exit_code == 2 and "bad.ldst:2:" in failed.output
+
+
+def _one_line_error(result) -> str:
+    """The error a command printed: exit status 2, one line, no traceback."""
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.output
+    return lines[0]
+
+
+def _huge_npz(path):
+    header = b"{'descr': '<u8', 'fortran_order': False, 'shape': (1099511627776,), }\n"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("addr.npy", b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header))
+                         + header + b"\0" * 8)  # fmt: skip
+        archive.writestr("is_write.npy", b"")
+
+
+@pytest.mark.parametrize("name,write,complaint", [
+    ("arabic.trace", lambda p: p.write_text("LD 0x\u0663\n"), ":1: '0x\u0663' is not an address"),
+    ("plus.trace", lambda p: p.write_text("LD 0x40\nST 0x+10\n"), ":2: '0x+10' is not an address"),
+    ("empty.trace", lambda p: p.write_text("# nothing\n\n"), "no requests in "),
+    ("empty.npz", lambda p: np.savez(p, addr=np.zeros(0, np.uint64), is_write=np.zeros(0)),
+     "no requests in "),
+    ("npy.npz", lambda p: p.write_bytes(_saved_npy(np.arange(3))),
+     "a single .npy array, not an .npz archive"),
+    ("huge.npz", _huge_npz, "member 'addr.npy': its header claims (1099511627776,) elements"),
+    ("texts.npz", lambda p: zipfile.ZipFile(p, "w").close(), "expected arrays 'addr' and"),
+])  # fmt: skip
+def test_dram_trace_refuses_a_bad_trace_with_one_line(tmp_path, name, write, complaint):
+    path = tmp_path / name
+    write(path)
+    line = _one_line_error(runner.invoke(app, ["dram-trace", str(path)], env={"COLUMNS": "80"}))
+    assert complaint in line and name in line
+
+
+def _saved_npy(array) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("setting,complaint", [
+    ("sm.count=true", "'sm.count': Input should be a valid integer (got True)"),
+    ("sm.count=9223372036854775808", "'sm.count': Input should be less than or equal to 4096"),
+    ("memory.cubes=1000000000", "'memory.cubes': Input should be less than or equal to 64"),
+    ("l1.mshrs=10000000000", "'l1.mshrs': Input should be less than or equal to 4096"),
+    ("sm.count=" + "-" * 9_000 + "1", "override of 'sm.count': the value is nested too deeply"),
+    ("sm.count=" + "[" * 100_000, "characters long; at most 10000 are read"),
+    ("sm.count=1if", "'sm.count': Input should be a valid integer (got '1if')"),
+])  # fmt: skip
+def test_a_bad_set_value_is_refused_before_interpreting(monkeypatch, setting, complaint):
+    def interpret(*args, **kwargs):
+        raise AssertionError("the workload was interpreted before the config was checked")
+
+    monkeypatch.setattr("ndpsim.cli.run.run_workload", interpret)
+    args = ["run", "--system", "tom-ndp", "--workload", "vadd", "--size", "tiny", "--set", setting]
+    line = _one_line_error(runner.invoke(app, args, env={"COLUMNS": "80"}))
+    assert complaint in line
+
+
+def test_a_system_too_big_for_memory_is_refused_before_interpreting(monkeypatch):
+    def interpret(*args, **kwargs):
+        raise AssertionError("the workload was interpreted before the memory was checked")
+
+    monkeypatch.setattr("ndpsim.cli.run.run_workload", interpret)
+    monkeypatch.setattr("ndpsim.hostmemory.available_bytes", lambda: 1 << 30)
+    args = ["run", "--system", "gpu-baseline", "--workload", "vadd", "--size", "tiny",
+            "--set", "sm.count=4096", "--set", "l1.size_bytes=1073741824"]  # fmt: skip
+    line = _one_line_error(runner.invoke(app, args, env={"COLUMNS": "80"}))
+    assert "system 'gpu-baseline' needs about" in line and "more than the 1.0 GiB" in line
+    assert "L1s (sm.count x l1.size_bytes, l1.mshrs)" in line
+
+
+def test_a_dram_too_big_for_memory_is_refused_before_reading_the_trace(tmp_path, monkeypatch):
+    monkeypatch.setattr("ndpsim.hostmemory.available_bytes", lambda: 1 << 30)
+    monkeypatch.setattr("ndpsim.cli.dram.read_ldst", lambda path: pytest.fail("trace read"))
+    args = ["dram-trace", str(tmp_path / "never-read.trace"), "--set", "organization.banks=256",
+            "--set", "organization.subarrays=1024"]  # fmt: skip
+    line = _one_line_error(runner.invoke(app, args, env={"COLUMNS": "80"}))
+    assert "DRAM preset 'hbm2' needs about" in line and "organization.*" in line

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ndpsim.errors import ConfigError
+from ndpsim.errors import ConfigError, SimulationError
 from ndpsim.hw.dram import controller as ctl
 from ndpsim.hw.dram.mapping import AddressMapping, decode, interleaved_layout
 from ndpsim.hw.dram.spec import (
@@ -228,3 +228,34 @@ def test_moving_a_field_keeps_the_mapping_a_bijection():
     f = moved.decode(addresses)
     packed = f["cube"] | f["channel"] << 2 | f["row"] << 6
     assert len(np.unique(packed)) == len(addresses)
+
+
+@pytest.mark.parametrize("name", dram_preset_names())
+def test_no_data_bus_ever_carries_two_bursts_at_once(name):
+    preset = load_dram_preset(name)
+    rng = np.random.default_rng(3)
+    n = 5_000
+    addresses = rng.integers(0, preset.organization.capacity_bytes // 64, n, dtype=np.uint64) * 64
+    addresses[: n // 2] = np.arange(n // 2, dtype=np.uint64) * 64  # row hits back to back
+    writes = (rng.random(n) < 0.4).astype(np.uint8)
+    result = run_dram_trace(preset, addresses, writes)  # raises if two bursts overlapped
+    buses = preset.organization.channels * preset.organization.ranks
+    assert result.stats["data_bus_cycles"] <= result.cycles * buses
+
+
+def _reads_every_cycle(d):
+    """The device with a read allowed every cycle: its bursts of BL cycles overlap."""
+    for cmd in (ctl.RD, ctl.RDA):
+        for k in range(d.cons_start[cmd], d.cons_start[cmd + 1]):
+            if d.cons_next[k] in (ctl.RD, ctl.RDA):
+                d.cons_latency[k] = 1
+    return d
+
+
+def test_a_timing_table_that_lets_bursts_overlap_is_a_simulation_error(monkeypatch):
+    build = ctl.build_dram_state
+    monkeypatch.setattr(ctl, "build_dram_state", lambda preset: _reads_every_cycle(build(preset)))
+    n = 64
+    addresses = np.arange(n, dtype=np.uint64) * 64  # one row, hit after hit
+    with pytest.raises(SimulationError, match=r"'test'.*channel 0 rank 0 carried two bursts"):
+        run_dram_trace(small_preset(), addresses, np.zeros(n, np.uint8), mapping=MAPPING)

@@ -127,3 +127,47 @@ def test_a_link_busy_longer_than_it_was_last_busy_until_is_overdrawn():
     links.busy_until[1] = 0  # what resetting a link mid-run did
     L.send(links, 1, 10, 1024, L.READ_DATA)
     assert L.overdrawn(links).tolist() == [1]
+
+
+def test_a_packet_across_window_boundaries_is_charged_to_each_window_it_occupies():
+    links = L.build_links([80.0], [0], window_ps=10_000)
+    L.send(links, 0, 9_000, 3_200, L.READ_DATA)  # 40 ns on the wire: 1 + 10 + 10 + 10 + 9 ns
+    assert L.utilization(links, 0, 10_000) == pytest.approx(0.1)  # only its first nanosecond
+    assert L.utilization(links, 0, 50_000) == pytest.approx(0.9)  # its last nine
+    assert L.busiest_window_ps(links)[0] == 10_000
+
+
+@settings(max_examples=150, deadline=None)
+@given(_PACKETS, st.sampled_from(EXACT_GBPS), st.integers(1_000, 50_000))
+def test_no_window_is_ever_busier_than_its_length(packets, gbps, window):
+    links = L.build_links([gbps], [0], window_ps=window)
+    now = 0
+    for size, traffic_class, gap in packets:
+        now += gap
+        L.send(links, 0, now, size, traffic_class)
+        assert 0 <= L.utilization(links, 0, now) <= 1
+    assert L.busiest_window_ps(links)[0] <= window
+    assert len(L.misaccounted(links)) == 0
+
+
+def test_packets_overlapping_on_the_wire_make_a_window_busier_than_its_length():
+    links = L.build_links([80.0, 80.0], [0, 0], window_ps=10_000)
+    for link in (0, 1):
+        L.send(links, link, 0, 640, L.READ_DATA)  # 8 ns
+    links.busy_until[1] = 0  # freed mid-packet, as the end of TOM's learning phase once did
+    for link in (0, 1):
+        L.send(links, link, 0, 640, L.READ_DATA)
+    assert L.busiest_window_ps(links).tolist() == [10_000, 16_000]
+    for link in (0, 1):
+        L.send(links, link, 20_000, 64, L.READ_DATA)  # the windows roll over
+    assert links.peak_window_busy_ps.tolist() == [10_000, 16_000]
+
+
+def test_busy_time_changed_behind_a_links_back_is_misaccounted():
+    links = L.build_links([7.3, 7.3], [0, 0])
+    for size in (64, 80, 136):
+        L.send(links, 0, 0, size, L.OTHER)
+        L.send(links, 1, 0, size, L.OTHER)
+    assert len(L.misaccounted(links)) == 0
+    links.busy_ps[1] += 3 * 1024  # more than rounding three packets up can explain
+    assert L.misaccounted(links).tolist() == [1]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
+import re
+import struct
 import zipfile
 from dataclasses import asdict
 
@@ -178,3 +181,106 @@ def test_version_1_files_load_with_every_address_listed(tmp_path, bfs_traces):
 def test_concatenation_requires_consecutive_cta_ranges(bfs_traces):
     with pytest.raises(ValueError, match="consecutive"):
         Trace.concatenate([bfs_traces[0], bfs_traces[0]])
+
+
+# ------------------------------------------------------------ archives numpy would trust
+def _arrays(path) -> dict[str, np.ndarray]:
+    with np.load(path) as data:
+        return {name: data[name] for name in data.files}
+
+
+def _header(arrays: dict) -> dict:
+    return json.loads(str(arrays["header"]))
+
+
+def _with_launch(arrays: dict, **changes) -> np.ndarray:
+    header = _header(arrays)
+    header["launches"][0].update(changes)
+    return np.array(json.dumps(header))
+
+
+@pytest.fixture
+def saved(tmp_path, bfs_traces):
+    path = tmp_path / "good.npz"
+    save_traces(path, bfs_traces[:1])
+    return _arrays(path)
+
+
+@pytest.mark.parametrize(
+    "change,complaint",
+    [
+        (lambda a: {"header": np.arange(3)}, "'header' is int64[1d], not a string"),
+        (lambda a: {"header": np.array("[1, 2]")}, "corrupt header (expected an object"),
+        (lambda a: {"header": np.array("[" * 100_000)}, "corrupt header (nested too deeply)"),
+        (lambda a: {"header": np.array('{"version": ' + "1" * 5_000 + "}")},
+         "corrupt header (Exceeds the limit"),
+        (lambda a: {"header": np.array(json.dumps({**_header(a), "launches": 5}))},
+         "corrupt header (expected an object with a 'launches' list)"),
+        (lambda a: {"header": np.array(json.dumps({**_header(a), "launches": [5]}))},
+         "launch 0: its header is not an object with the keys"),
+        (lambda a: {"header": _with_launch(a, grid=[True, 1, 1])}, "launch 0: bad grid"),
+        (lambda a: {"header": _with_launch(a, grid=[2**40, 1, 1])}, "launch 0: bad grid"),
+        (lambda a: {"header": _with_launch(a, warps_per_cta=0)}, "bad warps_per_cta"),
+        (lambda a: {"header": _with_launch(a, kernel=7)}, "bad kernel"),
+        (lambda a: {"header": _with_launch(a, cta_end=10**6)}, "are not a range of its grid"),
+        (lambda a: {"header": _with_launch(a, warps_per_cta=99)}, "99 warps per CTA of"),
+        (lambda a: {"launch0/mem_offset": np.full_like(a["launch0/mem_offset"], 2**63 - 1),
+                    "launch0/mem_form": np.full_like(a["launch0/mem_form"], NARROW)},
+         "column 'mem_offset' points outside 'lane_offsets'"),
+        (lambda a: {"launch0/run_warp": a["launch0/run_warp"] + 10**6},
+         "column 'run_warp' has a warp outside this trace's warps"),
+        (lambda a: {"launch0/mem_warp": a["launch0/mem_warp"] - 10**6},
+         "column 'mem_warp' has a warp outside"),
+        (lambda a: {"launch0/mem_kind": a["launch0/mem_kind"] + 9},
+         "column 'mem_kind' has a value other than 0 (LOAD), 1 (STORE)"),
+        (lambda a: {"launch0/mem_space": a["launch0/mem_space"] + 4}, "column 'mem_space'"),
+        (lambda a: {"launch0/run_pc": a["launch0/run_pc"] - 10**6},
+         "column 'run_pc' has a negative entry"),
+    ],
+)  # fmt: skip
+def test_a_trace_whose_header_or_columns_would_crash_the_model_is_refused(
+    tmp_path, saved, change, complaint
+):
+    path = tmp_path / "damaged.npz"
+    np.savez(path, **{**saved, **change(saved)})
+    with pytest.raises(TraceFormatError) as info:
+        load_traces(path)
+    assert str(path) in str(info.value) and complaint in str(info.value)
+
+
+def test_an_npy_file_or_a_huge_header_is_refused_before_allocating(tmp_path, saved):
+    npy = tmp_path / "one.npz"
+    buffer = io.BytesIO()
+    np.save(buffer, saved["launch0/run_pc"])
+    npy.write_bytes(buffer.getvalue())
+    with pytest.raises(
+        TraceFormatError, match=re.escape("a single .npy array, not an .npz archive")
+    ):
+        load_traces(npy)
+    huge = tmp_path / "huge.npz"
+    header = b"{'descr': '<i4', 'fortran_order': False, 'shape': (1099511627776,), }\n"
+    member = b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header + b"\0" * 16
+    with zipfile.ZipFile(huge, "w") as archive:
+        archive.writestr("header.npy", _member(saved["header"]))
+        archive.writestr("launch0/run_warp.npy", member)
+    with pytest.raises(TraceFormatError, match=re.escape(
+        f"{huge}: member 'launch0/run_warp.npy': its header claims (1099511627776,) elements"
+    )):  # fmt: skip
+        load_traces(huge)
+
+
+def test_a_column_of_python_objects_is_refused(tmp_path, saved):
+    path = tmp_path / "objects.npz"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("header.npy", _member(saved["header"]))
+        archive.writestr("launch0/run_warp.npy", _member(np.array([1, None], dtype=object)))
+    with pytest.raises(
+        TraceFormatError, match=re.escape("'launch0/run_warp.npy' holds Python objects")
+    ):
+        load_traces(path)
+
+
+def _member(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=True)
+    return buffer.getvalue()

@@ -3,8 +3,11 @@ form, comments and blank lines, and malformed input reported as TraceFormatError
 
 from __future__ import annotations
 
+import io
 import re
+import struct
 import tempfile
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +18,7 @@ from hypothesis import strategies as st
 from ndpsim.errors import TraceFormatError
 from ndpsim.traceio.ramulator import read_ldst, write_ldst
 
-_REQUESTS = st.lists(st.tuples(st.integers(0, 2**64 - 1), st.booleans()), max_size=50)
+_REQUESTS = st.lists(st.tuples(st.integers(0, 2**64 - 1), st.booleans()), min_size=1, max_size=50)
 
 
 @settings(max_examples=100, deadline=None)
@@ -39,12 +42,12 @@ def test_written_trace_is_ramulator_text(tmp_path):
     assert path.read_text() == "LD 0x1f40\nST 0x10000000005\nLD 0x0\n"
 
 
-def test_an_empty_trace_round_trips(tmp_path):
+def test_an_empty_trace_is_written_but_reading_it_is_an_error(tmp_path):
     path = tmp_path / "empty.trace"
     write_ldst(path, np.array([], dtype=np.uint64), np.array([], dtype=bool))
-    addresses, writes = read_ldst(path)
-    assert addresses.shape == writes.shape == (0,)
-    assert addresses.dtype == np.uint64 and writes.dtype == np.uint8
+    assert path.read_text() == ""
+    with pytest.raises(TraceFormatError, match=re.escape(f"no requests in {path}")):
+        read_ldst(path)
 
 
 def test_write_rejects_addresses_and_flags_of_different_lengths(tmp_path):
@@ -140,4 +143,195 @@ def test_a_trace_that_is_not_utf8_is_a_trace_format_error_naming_the_line(tmp_pa
     with pytest.raises(
         TraceFormatError, match=re.escape(f"{path}:3:1: not UTF-8 text (byte 0xff)")
     ):
+        read_ldst(path)
+
+
+# ------------------------------------------------------------------ what int() would take
+@pytest.mark.parametrize(
+    "bad,complaint",
+    [
+        ("LD 0x\u0663", "'0x\u0663' is not an address"),  # an Arabic-Indic three
+        ("LD \u0663\u0664", "'\u0663\u0664' is not an address"),
+        ("LD \uff11", "'\uff11' is not an address"),  # a fullwidth one
+        ("LD 0x+10", "'0x+10' is not an address"),
+        ("LD 0x-10", "'0x-10' is not an address"),
+        ("LD 0x1_0", "'0x1_0' is not an address"),
+        ("LD 1_000", "'1_000' is not an address"),
+        ("LD +16", "'+16' is not an address"),
+        ("LD 0x", "'0x' is not an address"),
+        ("LD 0x10\u00a0", "is not an address"),  # a no-break space is not a separator
+        ("LD\u20030x10", "expected 'LD <address>'"),  # nor is an em space
+        ("LD " + "9" * 5_000, "out of range"),  # int() refuses 4300+ digits
+        ("LD 0x" + "f" * 17, "out of range"),
+        ("LD -0x10", "out of range"),
+    ],
+)
+def test_only_ascii_hex_or_decimal_addresses_are_accepted(tmp_path, bad, complaint):
+    path = tmp_path / "bad.trace"
+    path.write_text(f"LD 0x0\n{bad}\n", encoding="utf-8")
+    with pytest.raises(TraceFormatError) as info:
+        read_ldst(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}:2: ") and complaint in message
+    assert len(message) < len(str(path)) + 120  # a long token is quoted cut short
+
+
+def test_leading_zeros_and_carriage_returns_are_fine(tmp_path):
+    path = tmp_path / "t.trace"
+    path.write_text("LD 0x" + "0" * 100 + "40\r\nST 00000000000000000000000128\r\n")
+    assert read_ldst(path)[0].tolist() == [0x40, 128]
+
+
+def test_lines_are_counted_as_editors_count_them(tmp_path):
+    path = tmp_path / "t.trace"
+    path.write_text("# a comment\u2028with a line separator\x0cand a form feed\nLD zz\n")
+    with pytest.raises(TraceFormatError, match=re.escape(f"{path}:2: 'zz' is not an address")):
+        read_ldst(path)
+
+
+def test_a_trace_of_comments_and_blank_lines_has_no_requests(tmp_path):
+    path = tmp_path / "comments.trace"
+    path.write_text("# only a header\n\n   \n")
+    with pytest.raises(TraceFormatError, match=re.escape(f"no requests in {path}")):
+        read_ldst(path)
+
+
+_REFERENCE = re.compile(r"(LD|ST)[ \t\r\f\v]+(?:0[xX]([0-9a-fA-F]+)|([0-9]+))", re.ASCII)
+_PIECES = st.sampled_from(
+    ["LD", "ST", "ld", " ", "\t", "\r", "\x0c", "\u2003", "\u2028", "\x85", "0x", "0X", "-", "+",
+     "_", "#", "1", "9", "f", "A", "g", "\u0663", "\uff11", "0" * 30, "f" * 16, "9" * 20]
+)  # fmt: skip
+_LINES = st.lists(st.lists(_PIECES, max_size=8).map("".join), max_size=6)
+
+
+def _expected(lines: list[str]) -> list[tuple[int, bool]] | None:
+    """What a reader of Ramulator's grammar makes of ``lines``; None where it must refuse."""
+    requests = []
+    for line in lines:
+        stripped = line.strip(" \t\r\f\v")
+        if not stripped or stripped.startswith("#"):
+            continue
+        match = _REFERENCE.fullmatch(stripped)
+        if match is None:
+            return None
+        op, hex_digits, decimal = match.groups()
+        address = int(hex_digits, 16) if hex_digits else int(decimal)
+        if address >= 1 << 64:
+            return None
+        requests.append((address, op == "ST"))
+    return requests or None
+
+
+@settings(max_examples=300, deadline=None)
+@given(_LINES)
+def test_any_text_is_read_as_ramulator_reads_it_or_is_a_trace_format_error(lines):
+    expected = _expected(lines)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "fuzz.trace"
+        path.write_text("\n".join(lines), encoding="utf-8")
+        try:
+            addresses, writes = read_ldst(path)
+        except TraceFormatError as error:
+            assert expected is None, error
+            assert str(path) in str(error)
+            return
+    assert expected is not None
+    assert list(zip(addresses.tolist(), writes.astype(bool).tolist(), strict=True)) == expected
+
+
+# ----------------------------------------------------------------- .npz files not to trust
+def _npy(header: str, data: bytes = b"", version: tuple[int, int] = (1, 0)) -> bytes:
+    """A .npy member with a header of our own making."""
+    text = header.encode("latin1")
+    size = struct.pack("<H" if version == (1, 0) else "<I", len(text))
+    return b"\x93NUMPY" + bytes(version) + size + text + data
+
+
+def _saved(array: np.ndarray) -> bytes:
+    out = io.BytesIO()
+    np.save(out, array, allow_pickle=True)
+    return out.getvalue()
+
+
+def _zip(path: Path, members: dict[str, bytes | str], method: int = zipfile.ZIP_STORED) -> Path:
+    with zipfile.ZipFile(path, "w", method) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return path
+
+
+_FLAGS = _saved(np.zeros(3, dtype=np.uint8))
+_HUGE = "{'descr': '<u8', 'fortran_order': False, 'shape': (1099511627776,), }\n"
+
+
+@pytest.mark.parametrize(
+    "members,method,complaint",
+    [
+        ({"addr.txt": "1 2 3", "is_write.txt": "0 1 0"}, zipfile.ZIP_STORED,
+         "expected arrays 'addr' and 'is_write', found none"),
+        ({"addr.npy": "LD 0x40\nST 0x80\n", "is_write.npy": _FLAGS}, zipfile.ZIP_DEFLATED,
+         "member 'addr.npy' is not a readable .npy array (the magic string is not correct"),
+        ({"addr.npy": _npy("{'descr': '<i8', 'shape': (3,)} junk"), "is_write.npy": _FLAGS},
+         zipfile.ZIP_STORED, "member 'addr.npy' is not a readable .npy array (Cannot parse"),
+        ({"addr.npy": _npy("-" * 5_000 + "1"), "is_write.npy": _FLAGS}, zipfile.ZIP_STORED,
+         "member 'addr.npy' is not a readable .npy array"),
+        ({"addr.npy": _npy(" " * 20_000, version=(2, 0)), "is_write.npy": _FLAGS},
+         zipfile.ZIP_STORED, "member 'addr.npy' is not a readable .npy array (Header info"),
+        ({"addr.npy": _npy("{}", version=(3, 0)), "is_write.npy": _FLAGS}, zipfile.ZIP_STORED,
+         "(format version 3.0; expected 1.0 or 2.0)"),
+        ({"addr.npy": _npy(_HUGE, b"\0" * 24), "is_write.npy": _FLAGS}, zipfile.ZIP_STORED,
+         "member 'addr.npy': its header claims (1099511627776,) elements of uint64 "
+         "(8796093022208 B), but the member holds 24 B of data"),
+        ({"addr.npy": _npy(_HUGE, b"\0" * 24), "is_write.npy": _FLAGS}, zipfile.ZIP_DEFLATED,
+         "its header claims (1099511627776,) elements"),
+        ({"addr.npy": _npy("{'descr': '|u1', 'fortran_order': False, 'shape': (-1, -3), }\n",
+                           b"\0" * 3), "is_write.npy": _FLAGS}, zipfile.ZIP_STORED,
+         "member 'addr.npy': its header claims the shape (-1, -3)"),
+        ({"addr.npy": _saved(np.array([1, None, 3], dtype=object)), "is_write.npy": _FLAGS},
+         zipfile.ZIP_STORED, "member 'addr.npy' holds Python objects (object)"),
+        ({"addr.npy": _saved(np.zeros(3, dtype=[("a", "<u8")])), "is_write.npy": _FLAGS},
+         zipfile.ZIP_STORED, "'addr' must hold non-negative integers, not [('a', '<u8')]"),
+        ({"addr.npy": _saved(np.arange(3)), "is_write.npy": _saved(np.array(["a", "b", "c"]))},
+         zipfile.ZIP_STORED, "'is_write' must hold 0 or 1, not <U1"),
+        ({"addr.npy": _saved(np.uint64(5)), "is_write.npy": _saved(np.uint8(1))},
+         zipfile.ZIP_STORED, "must be 1-D of equal length; they are () and ()"),
+        ({"addr.npy": _saved(np.array([4, -8])), "is_write.npy": _saved(np.zeros(2, "u1"))},
+         zipfile.ZIP_STORED, "'addr' must hold non-negative integers; entry 1 is -8"),
+        ({"addr.npy": _saved(np.arange(3)), "is_write.npy": _FLAGS}, zipfile.ZIP_BZIP2,
+         "member 'addr.npy' is compressed with method 12"),
+    ],
+)  # fmt: skip
+def test_an_npz_numpy_would_trust_is_a_trace_format_error_naming_file_and_member(
+    tmp_path, members, method, complaint
+):
+    path = _zip(tmp_path / "bad.npz", members, method)
+    with pytest.raises(TraceFormatError) as info:
+        read_ldst(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: ") and complaint in message
+    assert "\n" not in message and len(message) < len(str(path)) + 200
+
+
+def test_an_npy_file_named_npz_is_a_trace_format_error(tmp_path):
+    np.save(tmp_path / "addr.npy", np.arange(3))
+    path = tmp_path / "addr.npz"
+    path.write_bytes((tmp_path / "addr.npy").read_bytes())
+    with pytest.raises(TraceFormatError, match=re.escape(f"{path}: a single .npy array, not an")):
+        read_ldst(path)
+
+
+def test_an_npz_with_no_requests_is_a_trace_format_error(tmp_path):
+    path = tmp_path / "empty.npz"
+    np.savez(path, addr=np.zeros(0, dtype=np.uint64), is_write=np.zeros(0, dtype=np.uint8))
+    with pytest.raises(TraceFormatError, match=re.escape(f"no requests in {path}")):
+        read_ldst(path)
+
+
+def test_an_npz_member_larger_than_the_free_memory_is_refused_before_loading(tmp_path, monkeypatch):
+    path = tmp_path / "big.npz"
+    np.savez(path, addr=np.arange(1000, dtype=np.uint64), is_write=np.zeros(1000, np.uint8))
+    monkeypatch.setattr("ndpsim.trace.npz.available_bytes", lambda: 4096)
+    with pytest.raises(TraceFormatError, match=re.escape(
+        f"{path}: member 'addr.npy' needs 7.8 KiB, more than the 4.0 KiB of memory available"
+    )):  # fmt: skip
         read_ldst(path)

@@ -11,6 +11,7 @@ from rich.table import Table
 from ndpsim.cli.main import app, console, reports_errors
 from ndpsim.cli.paths import output_file
 from ndpsim.config import parse_overrides
+from ndpsim.hw.dram.footprint import check_fits_in_memory
 from ndpsim.hw.dram.spec import dram_preset_names, load_dram_preset
 from ndpsim.systems.dram_trace import run_dram_trace
 from ndpsim.traceio.ramulator import read_ldst
@@ -33,6 +34,7 @@ def dram_trace(
 ) -> None:
     """Run a trace through one DRAM device and print cycles, row-buffer outcomes, latency."""
     config = load_dram_preset(preset, parse_overrides(overrides))
+    check_fits_in_memory(config)
     if json_path is not None:
         output_file(json_path, "--json")
     addresses, writes = read_ldst(trace)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from ndpsim.errors import SimulationError
 from ndpsim.hw.dram import controller as ctl
 from ndpsim.hw.dram.mapping import (
     BANK,
@@ -132,6 +133,14 @@ def run_dram_trace(
         scratch_nodes,
     )  # fmt: skip
     wall = time.perf_counter() - start
+    overlapping = np.flatnonzero(state.bus_overlap)
+    if len(overlapping):
+        ranks = preset.organization.ranks
+        raise SimulationError(
+            f"DRAM {preset.name!r}: the data bus of "
+            + ", ".join(f"channel {int(b) // ranks} rank {int(b) % ranks}" for b in overlapping[:8])
+            + " carried two bursts at once (a timing constraint is missing)"
+        )
     totals = state.stats.sum(axis=0)
     stats = {name: int(totals[i]) for i, name in enumerate(ctl.STAT_NAMES)}
     return DramTraceResult(

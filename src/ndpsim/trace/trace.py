@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import itertools
 import json
-import zipfile
-import zlib
+import reprlib
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from enum import IntEnum
 from pathlib import Path
 
@@ -32,6 +31,7 @@ import numpy as np
 from numba import njit
 
 from ndpsim.errors import TraceFormatError
+from ndpsim.trace.npz import NpzArchive
 
 FORMAT_VERSION = 2  # 2: records in three forms (mem_form); 1 listed every lane's address
 AFFINE, NARROW, WIDE = 0, 1, 2  # mem_form: base + lane * stride; lane_offsets; addresses
@@ -355,16 +355,34 @@ class Trace:
         for form, column in ((NARROW, "lane_offsets"), (WIDE, "addresses")):
             listed = self.mem_form == form
             size = len(getattr(self, column))
+            # compared as offset > size - count: offset + count could wrap around
             if np.any(self.mem_offset[listed] < 0) or np.any(
-                self.mem_offset[listed] + counts[listed] > size
+                self.mem_offset[listed] > size - counts[listed]
             ):
                 raise TraceFormatError(
                     f"{source}: column 'mem_offset' points outside '{column}' ({size} entries)"
                 )
         if len(self.run_length) and self.run_length.min() <= 0:
             raise TraceFormatError(f"{source}: column 'run_length' has a non-positive length")
-        if len(self.run_warp) and (self.run_warp.min() < 0):
-            raise TraceFormatError(f"{source}: column 'run_warp' has a negative warp id")
+        first = self.info.cta_begin * self.info.warps_per_cta
+        end = self.info.cta_end * self.info.warps_per_cta
+        for column in ("run_warp", "mem_warp"):
+            warps = getattr(self, column)
+            if len(warps) and (warps.min() < first or warps.max() >= end):
+                raise TraceFormatError(
+                    f"{source}: column '{column}' has a warp outside this trace's warps "
+                    f"{first}..{end - 1}"
+                )
+        for column in ("run_pc", "run_seq", "mem_pc", "mem_seq"):
+            values = getattr(self, column)
+            if len(values) and values.min() < 0:
+                raise TraceFormatError(f"{source}: column '{column}' has a negative entry")
+        for column, kind in (("mem_kind", MemoryKind), ("mem_space", MemorySpace)):
+            if np.any(getattr(self, column) >= len(kind)):
+                raise TraceFormatError(
+                    f"{source}: column '{column}' has a value other than "
+                    f"{', '.join(f'{k.value} ({k.name})' for k in kind)}"
+                )
 
 
 def save_traces(path: str | Path, traces: Sequence[Trace]) -> None:
@@ -380,34 +398,33 @@ def save_traces(path: str | Path, traces: Sequence[Trace]) -> None:
     np.savez_compressed(Path(path), **arrays)
 
 
-#: What NumPy and zipfile raise on damaged archives.
-NPZ_READ_ERRORS = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
-
-
 def load_traces(path: str | Path) -> list[Trace]:
     """Read launches written by :func:`save_traces`, checking every column."""
     path = Path(path)
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            return _read_launches(path, data)
-    except TraceFormatError:
-        raise
-    except NPZ_READ_ERRORS as exc:
-        raise TraceFormatError(f"{path}: not a readable trace file ({exc})") from None
+    with NpzArchive(path, "trace file") as data:
+        return _read_launches(path, data)
 
 
-def _read_launches(path: Path, data) -> list[Trace]:
+def _read_launches(path: Path, data: NpzArchive) -> list[Trace]:
     if "header" not in data.files:
         raise TraceFormatError(f"{path}: missing 'header'; not an ndpsim trace")
+    text = data["header"]
+    if text.dtype.kind != "U" or text.ndim != 0:
+        raise TraceFormatError(f"{path}: 'header' is {text.dtype}[{text.ndim}d], not a string")
     try:
-        header = json.loads(str(data["header"]))
-    except json.JSONDecodeError as exc:
-        raise TraceFormatError(f"{path}: corrupt header ({exc})") from None
+        header = json.loads(str(text))
+    except (ValueError, RecursionError) as exc:  # bad JSON, an integer of 4300+ digits, depth
+        reason = str(exc) if isinstance(exc, ValueError) else "nested too deeply"
+        raise TraceFormatError(f"{path}: corrupt header ({reason[:120]})") from None
+    if not isinstance(header, dict) or not isinstance(header.get("launches", []), list):
+        raise TraceFormatError(
+            f"{path}: corrupt header (expected an object with a 'launches' list)"
+        )
     version = header.get("version")
     if header.get("format") != "ndpsim-trace" or version not in (1, FORMAT_VERSION):
         raise TraceFormatError(
-            f"{path}: format {header.get('format')!r} version {version!r}, "
-            f"expected 'ndpsim-trace' version 1 or {FORMAT_VERSION}"
+            f"{path}: format {reprlib.repr(header.get('format'))} version "
+            f"{reprlib.repr(version)}, expected 'ndpsim-trace' version 1 or {FORMAT_VERSION}"
         )
     traces = []
     for i, raw_info in enumerate(header.get("launches", [])):
@@ -431,13 +448,63 @@ def _read_launches(path: Path, data) -> list[Trace]:
             columns["mem_base"] = np.zeros(records, dtype=np.uint64)
             columns["mem_stride"] = np.zeros(records, dtype=np.int64)
             columns["lane_offsets"] = np.zeros(0, dtype=np.uint32)
-        try:
-            raw_info["grid"] = tuple(raw_info["grid"])
-            raw_info["block"] = tuple(raw_info["block"])
-            info = LaunchInfo(**raw_info)
-        except (KeyError, TypeError) as exc:
-            raise TraceFormatError(f"{path}: launch {i} has a bad header ({exc})") from None
+        info = _launch_info(raw_info, f"{path}: launch {i}")
         trace = Trace(info=info, **columns)
         trace.validate(f"{path} launch {i}")
         traces.append(trace)
     return traces
+
+
+def _launch_info(raw: object, where: str) -> LaunchInfo:
+    """The launch a trace header describes, each field checked as the simulator uses it."""
+    keys = set(raw) if isinstance(raw, dict) else set()
+    if not isinstance(raw, dict) or not _INFO_KEYS - {"shared_bytes"} <= keys <= _INFO_KEYS:
+        raise TraceFormatError(
+            f"{where}: its header is not an object with the keys {', '.join(sorted(_INFO_KEYS))}"
+        )
+    checks = {
+        "kernel": isinstance(raw["kernel"], str),
+        "module": isinstance(raw["module"], str),
+        "grid": _extent(raw["grid"], _MAX_GRID),
+        "block": _extent(raw["block"], _MAX_BLOCK),
+        "warps_per_cta": _count(raw["warps_per_cta"], 1),
+        "cta_begin": _count(raw["cta_begin"], 0),
+        "cta_end": _count(raw["cta_end"], 0),
+        "shared_bytes": _count(raw.get("shared_bytes", 0), 0),
+    }
+    bad = [key for key, good in checks.items() if not good]
+    if bad:
+        raise TraceFormatError(f"{where}: bad {', '.join(bad)} in its header")
+    info = LaunchInfo(**{**raw, "grid": tuple(raw["grid"]), "block": tuple(raw["block"])})
+    if not info.cta_begin <= info.cta_end <= info.num_ctas:
+        raise TraceFormatError(
+            f"{where}: CTAs {info.cta_begin} to {info.cta_end} are not a range of its grid's "
+            f"{info.num_ctas}"
+        )
+    if info.threads_per_cta > _MAX_BLOCK[0] or info.warps_per_cta != -(-info.threads_per_cta // 32):
+        raise TraceFormatError(
+            f"{where}: {info.warps_per_cta} warps per CTA of {info.threads_per_cta} threads "
+            f"(at most {_MAX_BLOCK[0]})"
+        )
+    return info
+
+
+_INFO_KEYS = frozenset(field.name for field in fields(LaunchInfo))
+#: CUDA's largest grid and CTA, per dimension, as the interpreter launches them (a CTA also
+#: holds at most 1024 threads in all).
+_MAX_GRID, _MAX_BLOCK = (2**31 - 1, 65_535, 65_535), (1024, 1024, 64)
+
+
+def _count(value: object, least: int) -> bool:
+    """Whether a JSON value is an integer (not a boolean) of at least ``least``."""
+    return type(value) is int and value >= least
+
+
+def _extent(value: object, limits: tuple[int, int, int]) -> bool:
+    """Whether a JSON value is a grid or block extent: three positive integers within
+    ``limits``."""
+    return (
+        isinstance(value, list)
+        and len(value) == 3
+        and all(_count(n, 1) and n <= limit for n, limit in zip(value, limits, strict=True))
+    )

@@ -111,6 +111,10 @@ class DramState(NamedTuple):
     done_write: np.ndarray
     done_count: np.ndarray  # int64[1]
     stats: np.ndarray  # int64[channel, len(STAT_NAMES)]
+    # each rank (an HBM pseudo-channel) has its own data bus, which carries one burst at a time
+    bus_free: np.ndarray  # int64[channel * ranks]: cycle the data bus is free after its bursts
+    bus_overlap: np.ndarray  # int64[channel * ranks]: cycles two bursts drove it at once (a
+    # timing-table bug: more than 100% busy)
 
 
 def build_dram_state(preset: DramPreset, completion_capacity: int = 4096) -> DramState:
@@ -185,6 +189,8 @@ def build_dram_state(preset: DramPreset, completion_capacity: int = 4096) -> Dra
         done_write=np.zeros(completion_capacity, dtype=np.bool_),
         done_count=np.zeros(1, dtype=np.int64),
         stats=np.zeros((o.channels, len(STAT_NAMES)), dtype=np.int64),
+        bus_free=np.zeros(ranks, dtype=np.int64),
+        bus_overlap=np.zeros(ranks, dtype=np.int64),
     )
 
 
@@ -313,6 +319,10 @@ def _finish(d, ch, kind, pos, now):
         done = now + p[P_CWL] + p[P_BL]
         d.stats[ch, S_WRITES_DONE] += 1
     d.stats[ch, S_BUSY_CYCLES] += p[P_BL]
+    bus = ch * p[P_RANKS] + rec[F_RANK]
+    free = d.bus_free[bus]
+    d.bus_overlap[bus] += max(min(free, done) - (done - p[P_BL]), 0)
+    d.bus_free[bus] = max(free, done)
     i = d.done_count[0]
     if i < d.done_tag.shape[0]:
         d.done_tag[i] = rec[F_TAG]

@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from ndpsim.config import Strict, load_preset, preset_names
+from ndpsim.config import Cycles, Strict, load_preset, preset_names
 from ndpsim.engine.clock import PS_PER_NS
 
 
@@ -51,14 +51,17 @@ WRITES = (Command.WR, Command.WRA)
 class Organization(Strict):
     """How many of each level, and how much one column access moves."""
 
-    channels: int = Field(ge=1)
-    ranks: int = Field(1, ge=1)
-    bankgroups: int = Field(1, ge=1)
-    banks: int = Field(ge=1, description="banks per bank group")
-    subarrays: int = Field(1, ge=1, description="independently activated row buffers per bank")
-    rows: int = Field(ge=1, description="rows per bank")
-    columns: int = Field(ge=1, description="column accesses per row")
-    access_bytes: int = Field(ge=1, description="bytes one column command transfers")
+    channels: int = Field(ge=1, le=256, description="at most 256 (a cube has 8-32); every "
+                          "channel has its own queues")  # fmt: skip
+    ranks: int = Field(1, ge=1, le=64, description="per channel, at most 64")
+    bankgroups: int = Field(1, ge=1, le=64, description="per rank, at most 64")
+    banks: int = Field(ge=1, le=256, description="banks per bank group, at most 256")
+    subarrays: int = Field(1, ge=1, le=1024, description="independently activated row buffers "
+                           "per bank, at most 1024")  # fmt: skip
+    rows: int = Field(ge=1, le=2**24, description="rows per bank, at most 16M")
+    columns: int = Field(ge=1, le=2**16, description="column accesses per row, at most 64K")
+    access_bytes: int = Field(ge=1, le=4096, description="bytes one column command transfers, "
+                              "at most 4096")  # fmt: skip
 
     @property
     def row_bytes(self) -> int:
@@ -74,27 +77,28 @@ class Organization(Strict):
 
 
 class Timing(Strict):
-    """Timing parameters in clock cycles of ``tCK_ps`` (JEDEC names, without the leading t)."""
+    """Timing parameters in clock cycles of ``tCK_ps`` (JEDEC names, without the leading t),
+    each at most a billion (:data:`ndpsim.config.MAX_CYCLES`)."""
 
-    tCK_ps: int = Field(gt=0)
-    CL: int = Field(ge=1)
-    CWL: int = Field(ge=0)
-    RCD: int = Field(ge=1)
-    RP: int = Field(ge=1)
-    RAS: int = Field(ge=1)
-    RC: int = Field(ge=1)
-    WR: int = Field(ge=0)
-    RTP: int = Field(ge=0)
-    BL: int = Field(ge=1, description="data-bus cycles of one column access")
-    CCD_S: int = Field(ge=1)
-    CCD_L: int = Field(ge=1)
-    RRD_S: int = Field(ge=1)
-    RRD_L: int = Field(ge=1)
-    WTR_S: int = Field(ge=0)
-    WTR_L: int = Field(ge=0)
-    FAW: int = Field(ge=0, description="four-activation window; 0 disables it")
-    RFC: int = Field(ge=1)
-    REFI: int = Field(ge=1)
+    tCK_ps: int = Field(gt=0, le=10**6, description="at most 1 us (a 1 MHz clock)")
+    CL: Cycles = Field(ge=1)
+    CWL: Cycles = Field(ge=0)
+    RCD: Cycles = Field(ge=1)
+    RP: Cycles = Field(ge=1)
+    RAS: Cycles = Field(ge=1)
+    RC: Cycles = Field(ge=1)
+    WR: Cycles = Field(ge=0)
+    RTP: Cycles = Field(ge=0)
+    BL: Cycles = Field(ge=1, description="data-bus cycles of one column access")
+    CCD_S: Cycles = Field(ge=1)
+    CCD_L: Cycles = Field(ge=1)
+    RRD_S: Cycles = Field(ge=1)
+    RRD_L: Cycles = Field(ge=1)
+    WTR_S: Cycles = Field(ge=0)
+    WTR_L: Cycles = Field(ge=0)
+    FAW: Cycles = Field(ge=0, description="four-activation window; 0 disables it")
+    RFC: Cycles = Field(ge=1)
+    REFI: Cycles = Field(ge=1)
     two_cycle_activate: bool = Field(
         False, description="ACT occupies the row command bus for two cycles (HBM)"
     )
@@ -114,8 +118,9 @@ class Timing(Strict):
 class Controller(Strict):
     """The per-channel memory controller."""
 
-    read_queue: int = Field(32, ge=1)
-    write_queue: int = Field(32, ge=1)
+    read_queue: int = Field(32, ge=1, le=1024, description="entries per channel, at most 1024 "
+                            "(FR-FCFS scans the queue for every command)")  # fmt: skip
+    write_queue: int = Field(32, ge=1, le=1024, description="entries per channel, at most 1024")
     write_high_watermark: float = Field(0.8, gt=0, le=1)
     write_low_watermark: float = Field(0.2, ge=0, lt=1)
     row_policy: Literal["open", "closed"] = "open"

@@ -84,17 +84,19 @@ SAVES_TX, SAVES_RX = 1, 2
 # per-stack counters
 # (redundant_instructions / redundant_thread_instructions: warp (thread) instructions a GPU
 # warp ran before its block's first memory access and the stack SM ran again, footnote 4;
-# stack_l1_flushes: L1 invalidations of a stack SM before an offloaded block, sec. 4.4.2)
+# stack_l1_flushes: L1 invalidations of a stack SM before an offloaded block, sec. 4.4.2;
+# rdf_cache_hits: RDF packets whose line the GPU's L1 or L2 held, rdf_l1_hits those of them
+# the L1 held, which pass their L2 slice without looking it up)
 (K_OFFLOADED, K_DECLINED_CONDITION, K_DECLINED_PENDING, K_DECLINED_BUSY, K_QUEUED,
  K_ACKED, K_INVALIDATIONS, K_DECLINED_RATIO, K_DECLINED_CACHE, K_CREDIT_WAITS, K_RDF,
  K_RDF_HITS, K_WTA, K_NSU_WRITES, K_REDUNDANT, K_REDUNDANT_THREADS,
- K_L1_FLUSHES) = range(17)  # fmt: skip
+ K_L1_FLUSHES, K_RDF_L1_HITS) = range(18)  # fmt: skip
 OFFLOAD_STAT_NAMES = (
     "offloaded", "declined_condition", "declined_pending", "declined_busy",
     "waited_for_slot", "acknowledged", "invalidated_lines", "declined_ratio",
     "declined_cache", "waited_for_credits", "rdf_packets", "rdf_cache_hits", "wta_packets",
     "nsu_writes", "redundant_instructions", "redundant_thread_instructions",
-    "stack_l1_flushes",
+    "stack_l1_flushes", "rdf_l1_hits",
 )  # fmt: skip
 
 

@@ -868,6 +868,7 @@ def _gpu_packets(sm, work, l1, pool, links, events, port, page, off, s, w, pos, 
             if cachemod.lookup(l1, s, line):
                 sm.stats[s, T_L1_HITS] += 1
                 f[rq.Q_HIT] = 1
+                off.stats[d, ofl.K_RDF_L1_HITS] += 1
             else:
                 sm.stats[s, T_L1_MISSES] += 1
         _send_to_l2(sm, links, events, pool, port, rid, now + (t - first) * period,

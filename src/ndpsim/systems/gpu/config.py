@@ -13,6 +13,7 @@ from pydantic import Field, model_validator
 
 from ndpsim.config import (
     ClockGHz,
+    Cycles,
     Gbps,
     LatencyNs,
     OptionalGbps,
@@ -31,21 +32,27 @@ from ndpsim.hw.dram.spec import DramPreset, load_dram_preset
 
 
 class SmConfig(Strict):
-    count: int = Field(ge=1)
+    count: int = Field(ge=1, le=4096, description="at most 4096 SMs (today's largest GPUs "
+                       "have about 150); each has its own L1 and warp state")  # fmt: skip
     clock_ghz: ClockGHz
-    warps: int = Field(48, ge=1, description="warp slots per SM")
-    ctas: int = Field(8, ge=1, description="CTAs per SM")
-    registers: int = Field(32768, ge=1)
-    shared_bytes: int = Field(49152, ge=0)
-    schedulers: int = Field(4, ge=1, description="warp schedulers, one issue each per cycle")
+    warps: int = Field(48, ge=1, le=1024, description="warp slots per SM, at most 1024 (32K "
+                       "threads; GPUs have 32-64)")  # fmt: skip
+    ctas: int = Field(8, ge=1, le=1024, description="CTAs per SM, at most 1024")
+    registers: int = Field(32768, ge=1, le=2**24, description="32-bit registers per SM, at "
+                           "most 16M (GPUs have 64K)")  # fmt: skip
+    shared_bytes: int = Field(49152, ge=0, le=2**30, description="at most 1 GiB")
+    schedulers: int = Field(4, ge=1, le=64, description="warp schedulers, one issue each "
+                            "per cycle; at most 64 (requests in flight grow with SMs x "
+                            "schedulers)")  # fmt: skip
     scheduler: Literal["gto", "lrr"] = "gto"
-    load_slots: int = Field(8, ge=1, description="loads a warp may have in flight")
-    latency_alu: int = Field(6, ge=1, description="cycles")
-    latency_sfu: int = Field(20, ge=1)
-    latency_shared: int = Field(24, ge=1)
-    latency_constant: int = Field(8, ge=1)
-    latency_branch: int = Field(6, ge=1)
-    sfu_interval: int = Field(4, ge=1, description="cycles between SFU issues (32 lanes / 8)")
+    load_slots: int = Field(8, ge=1, le=256, description="loads a warp may have in flight, at "
+                            "most 256")  # fmt: skip
+    latency_alu: Cycles = Field(6, ge=1, description="cycles")
+    latency_sfu: Cycles = Field(20, ge=1)
+    latency_shared: Cycles = Field(24, ge=1)
+    latency_constant: Cycles = Field(8, ge=1)
+    latency_branch: Cycles = Field(6, ge=1)
+    sfu_interval: Cycles = Field(4, ge=1, description="cycles between SFU issues (32 lanes / 8)")
     skip_idle_clocks: bool = Field(
         True,
         description="an SM sleeps through clocks in which none of its warps can issue; false "
@@ -55,11 +62,14 @@ class SmConfig(Strict):
 
 
 class CacheConfig(Strict):
-    size_bytes: int = Field(ge=1, description="of all slices together (L2)")
-    ways: int = Field(ge=1)
-    line_bytes: int = Field(128, ge=32)
-    mshrs: int = Field(ge=1)
-    hit_latency: int = Field(ge=1, description="cycles of the cache's clock")
+    size_bytes: int = Field(ge=1, le=2**30, description="of all slices together (L2); at most "
+                            "1 GiB")  # fmt: skip
+    ways: int = Field(ge=1, le=1024, description="at most 1024 (a lookup searches its set way "
+                      "by way)")  # fmt: skip
+    line_bytes: int = Field(128, ge=32, le=4096)
+    mshrs: int = Field(ge=1, le=4096, description="per cache (L1) or slice (L2), at most 4096 "
+                       "(a miss searches them one by one)")  # fmt: skip
+    hit_latency: Cycles = Field(ge=1, description="cycles of the cache's clock")
     enabled: bool = True
 
     def _parts(self) -> int:
@@ -80,7 +90,7 @@ class CacheConfig(Strict):
 
 
 class L2Config(CacheConfig):
-    slices: int = Field(ge=1)
+    slices: int = Field(ge=1, le=1024, description="at most 1024")
     clock_ghz: ClockGHz
 
     def _parts(self) -> int:
@@ -89,17 +99,19 @@ class L2Config(CacheConfig):
 
 class CrossbarConfig(Strict):
     clock_ghz: ClockGHz
-    latency: int = Field(ge=0, description="cycles from an SM to an L2 slice (and back)")
-    bytes_per_cycle: int = Field(ge=1, description="per port")
+    latency: Cycles = Field(ge=0, description="cycles from an SM to an L2 slice (and back)")
+    bytes_per_cycle: int = Field(ge=1, le=2**20, description="per port, at most 1 MiB")
 
 
 class MemoryConfig(Strict):
-    cubes: int = Field(ge=1, description="memory stacks")
+    cubes: int = Field(ge=1, le=64, description="memory stacks, at most 64 (the routes "
+                       "between every pair of them are tabulated when the system is "
+                       "built)")  # fmt: skip
     dram: str = Field(description="DRAM preset of one cube (ndpsim/presets/dram)")
     dram_overrides: dict = Field(default_factory=dict)
     mapping: Literal["interleaved", "random-page"] = "interleaved"
     xor_cube: bool = Field(True, description="XOR higher address bits into the cube index")
-    page_bytes: int = Field(4096, ge=256)
+    page_bytes: int = Field(4096, ge=256, le=2**30, description="at most 1 GiB")
     internal_gbps: OptionalGbps = Field(
         0, description="bandwidth between a cube's vaults and its logic layer (TSVs), "
         "shared by every access to the cube; 0: not modelled (the DRAM's own limit)"
@@ -115,7 +127,8 @@ class LinkConfig(Strict):
     cube_to_cube_gbps: OptionalGbps = 0
     cube_topology: Literal["none", "fully-connected", "hypercube", "mesh"] = "none"
     latency_ns: LatencyNs = Field(description="flight time of a packet (SerDes and wire)")
-    header_bytes: int = Field(16, ge=0, description="bytes of header and tail per packet")
+    header_bytes: int = Field(16, ge=0, le=4096, description="bytes of header and tail per "
+                              "packet, at most 4096")  # fmt: skip
 
 
 class NdpConfig(Strict):
@@ -128,9 +141,9 @@ class NdpConfig(Strict):
     only."""
 
     offload: Literal["tom", "sndp"] = "tom"
-    stack_warps: int = Field(48, ge=1, description="warp slots of each stack processor "
-                             "(TOM Table 1, SNDP Table 2)")  # fmt: skip
-    offload_latency_cycles: int = Field(10, ge=0, description="offload pipeline (sec. 4.2)")
+    stack_warps: int = Field(48, ge=1, le=1024, description="warp slots of each stack "
+                             "processor (TOM Table 1, SNDP Table 2), at most 1024")  # fmt: skip
+    offload_latency_cycles: Cycles = Field(10, ge=0, description="offload pipeline (sec. 4.2)")
     blocks: Literal["loops", "maximal"] = Field(
         "loops", description="TOM's candidate blocks (sec. 3.1): 'loops' takes each loop, with "
         "its set-up code, as a block of its own and the loop-free code between loops as others "
@@ -147,7 +160,7 @@ class NdpConfig(Strict):
         0.8, gt=0, le=1, description="Channel Busy Monitor: utilization at which a TX/RX "
         "channel counts as busy (the paper gives no value; see docs/reproductions/tom.md)"
     )  # fmt: skip
-    busy_window_cycles: int = Field(1000, ge=1, description="monitor window, core cycles")
+    busy_window_cycles: Cycles = Field(1000, ge=1, description="monitor window, core cycles")
     mapping: Literal["baseline", "learned"] = Field(
         "baseline", description="learned: TOM's programmer-transparent data mapping (sec. 3.2)"
     )
@@ -182,12 +195,17 @@ class NdpConfig(Strict):
     )  # fmt: skip
     nsu_clock_ghz: ClockGHz | None = Field(None, description="clock of the stack "
                                         "processors; default: the GPU SMs' clock")  # fmt: skip
-    command_entries: int = Field(10, ge=1, description="SNDP: NSU offload command buffer")
-    read_data_entries: int = Field(256, ge=1, description="SNDP: NSU read data buffer")
-    write_address_entries: int = Field(256, ge=1, description="SNDP: NSU write address buffer")
-    ready_packets: int = Field(64, ge=32, description="SNDP: GPU SM ready packet buffer (at "
-                               "least one warp instruction's 32 lines)")  # fmt: skip
-    epoch_cycles: int = Field(30000, ge=1, description="SNDP: Algorithm 1's epoch, core cycles")
+    command_entries: int = Field(10, ge=1, le=65536, description="SNDP: NSU offload command "
+                                 "buffer, at most 65536")  # fmt: skip
+    read_data_entries: int = Field(256, ge=1, le=65536, description="SNDP: NSU read data "
+                                   "buffer, at most 65536")  # fmt: skip
+    write_address_entries: int = Field(256, ge=1, le=65536, description="SNDP: NSU write "
+                                       "address buffer, at most 65536")  # fmt: skip
+    ready_packets: int = Field(64, ge=32, le=65536, description="SNDP: GPU SM ready packet "
+                               "buffer (at least one warp instruction's 32 lines, at most "
+                               "65536)")  # fmt: skip
+    epoch_cycles: Cycles = Field(30000, ge=1, description="SNDP: Algorithm 1's epoch, core "
+                                 "cycles")  # fmt: skip
 
 
 class GpuSystemConfig(Strict):
@@ -202,7 +220,8 @@ class GpuSystemConfig(Strict):
     links: LinkConfig
     ndp: NdpConfig | None = None
     energy: str = Field("default", description="energy table (ndpsim/presets/energy)")
-    seed: int = 0
+    seed: int = Field(0, ge=0, le=2**63 - 1, description="of random placements and offload "
+                      "draws, a 63-bit number")  # fmt: skip
 
 
 def system_preset_names() -> list[str]:

@@ -480,14 +480,15 @@ def _partitioned_at_l2(sm, l1, l2, mem, links, events, pool, off, rid, now):
         arrival = linkmod.send(links, mem.to_cube[target], now, header, linkmod.OFFLOAD)
         ev.push(events, arrival, EV_BUFFER_FILL, rid, 0)
         return
-    st[L_ACCESSES] += 1
     latency = mem.params[M_L2_LATENCY]
-    hit = f[rq.Q_HIT] != 0
-    if not hit and mem.params[M_L2_ENABLED] != 0 and cachemod.lookup(l2, slice_, line):
-        hit = True
-        st[L_HITS] += 1
-    else:
-        st[L_MISSES] += 1
+    hit = f[rq.Q_HIT] != 0  # the SM's L1 held the line: the L2 is not looked up
+    if not hit:
+        st[L_ACCESSES] += 1
+        if mem.params[M_L2_ENABLED] != 0 and cachemod.lookup(l2, slice_, line):
+            hit = True
+            st[L_HITS] += 1
+        else:
+            st[L_MISSES] += 1
     if hit:
         off.stats[target, ofl.K_RDF_HITS] += 1
         off.cand_rdf_hits[off.inst_candidate[f[rq.Q_SLOT]]] += 1

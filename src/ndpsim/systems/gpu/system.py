@@ -47,6 +47,7 @@ from ndpsim.hw.pagetable import PageTable
 from ndpsim.simt.memory import BASE_ADDRESS, DeviceMemory
 from ndpsim.systems.gpu import model
 from ndpsim.systems.gpu.config import GpuSystemConfig
+from ndpsim.systems.gpu.footprint import check_gpu_fits
 from ndpsim.systems.offload import (
     build_offload_state,
     find_instances,
@@ -225,6 +226,7 @@ class GpuSystem:
         if c.ndp and c.links.cube_topology == "none":
             raise ConfigError("ndp: stack SMs reach other stacks' data over the cube network; "
                               "set links.cube_topology")  # fmt: skip
+        check_gpu_fits(c)  # its arrays fit in memory, before any work starts
 
     # ----------------------------------------------------------------------- wiring
     def _mapping(self) -> AddressMapping:
@@ -473,17 +475,14 @@ class GpuSystem:
                 fewest_credits = np.minimum(fewest_credits, off.credits_low.min(axis=0))
             instructions += trace.num_warp_instructions
             threads += trace.num_thread_instructions
+            self._check_conserved(trace, sm_stats, offload_stats, mem, dram, links,
+                                  int(sm_params[smmod.S_HEADER_BYTES]))  # fmt: skip
         if learning is not None and learning.left:
             raise SimulationError(
                 f"TOM's learning phase never ended: it observed {len(learning.observed)} of "
                 f"the {learning.wanted} offload-candidate instances it wanted"
             )
-        broken = linkmod.overdrawn(links)
-        if len(broken):
-            raise SimulationError(
-                "links busy for longer than they existed: "
-                + ", ".join(self._link_label(int(i)) for i in broken[:8])
-            )
+        self._check_busy(links, dram)
         wall = time.perf_counter() - start_wall
         return self._result(now, len(traces), sm_stats, mem, links, dram, instructions, threads,
                             wall, plan, offload_stats, ratio, fewest_credits)  # fmt: skip
@@ -759,12 +758,131 @@ class GpuSystem:
             left["overdrawn credits"] = int((off.credits_low < 0).sum())
             if off.params[ofl.O_MODE] == ofl.MODE_SNDP:  # every reserved entry was given back
                 left["NSU buffer entries not returned"] = int((capacity - off.credits).sum())
+                packets = int(off.stats[:, [ofl.K_RDF, ofl.K_WTA]].sum())
+                left["RDF/WTA packets that never reached their NSU"] = packets - int(
+                    off.pos_arrived.sum()
+                )
         broken = {name: n for name, n in left.items() if n}
         if broken:
             raise SimulationError(
                 f"kernel {trace.info.kernel!r} finished but left "
                 + ", ".join(f"{n} {name}" for name, n in broken.items())
             )
+
+    def _check_conserved(self, trace, sm_stats, offload_stats, mem, dram, links,
+                         sm_header_bytes) -> None:  # fmt: skip
+        """Every request and packet of the run so far is accounted for, where it was sent and
+        where it was answered; a counter that disagrees names the component that lost or
+        invented one. The counters are the run's, so each launch checks the run up to its end."""
+        c = self.config
+        net = self.network
+        l2, d = mem.stats.sum(axis=0), dram.stats
+        off = offload_stats.sum(axis=0)
+        packets = links.traffic[:, :, 1]
+        sm_ports = np.arange(len(net.links), len(net.links) + c.sm.count)
+        slice_ports = np.arange(sm_ports[-1] + 1, sm_ports[-1] + 1 + c.l2.slices)
+        to_cube, from_cube = self._host_links()
+        cube_links = [i for i, kind in enumerate(net.kinds) if kind == "cube"]
+        requests = [smmod.T_LOADS, smmod.T_STORES, smmod.T_ATOMICS]  # those that left an SM
+        gpu_sent = int(sm_stats[: self.gpu_sms, requests].sum())
+        stack_sent = int(sm_stats[self.gpu_sms :, requests].sum())
+        rdf, wta = int(off[ofl.K_RDF]), int(off[ofl.K_WTA])
+        rdf_at_l2 = rdf - int(off[ofl.K_RDF_L1_HITS])  # those the L2 looked up
+        rdf_missed = rdf - int(off[ofl.K_RDF_HITS])  # the owning vault forwards their data
+        sndp = bool(c.ndp and c.ndp.offload == "sndp")
+        ideal = bool(c.ndp and c.ndp.ideal)
+        served = d[:, ctl.S_READS_DONE] + d[:, ctl.S_WRITES_DONE]
+        checks = [  # (component, what, found, expected)
+            ("crossbar", "requests from the SMs", int(packets[sm_ports].sum()),
+             gpu_sent + rdf + wta),
+            ("L2", "accesses and packets passing by", int(l2[model.L_ACCESSES]) + wta
+             + rdf - rdf_at_l2, int(packets[sm_ports].sum())),
+            ("L2", "loads and atomics answered", int(packets[slice_ports].sum()),
+             int(l2[model.L_ACCESSES] - l2[model.L_WRITES] + l2[model.L_ATOMICS]) - rdf_at_l2),
+            ("L2", "fills", int(l2[model.L_FILLS]), int(l2[model.L_DRAM_READS]) - rdf_missed),
+            ("DRAM", "requests taken", int(d[:, ctl.S_READS].sum() + d[:, ctl.S_WRITES].sum()),
+             int(l2[model.L_DRAM_READS] + l2[model.L_DRAM_WRITES]) + stack_sent),
+            ("GPU links", "reads answered", int(packets[from_cube, linkmod.READ_DATA].sum())
+             + rdf_missed, int(packets[to_cube, linkmod.READ_REQUEST].sum())),
+            ("GPU links", "invalidations of NSU writes",
+             int(packets[from_cube, linkmod.OTHER].sum()),
+             int(off[ofl.K_NSU_WRITES]) if sndp else 0),
+            ("cube network", "writes acknowledged",
+             int(packets[cube_links, linkmod.WRITE_ACK].sum()),
+             int(packets[cube_links, linkmod.WRITE_REQUEST].sum())),
+        ]  # fmt: skip
+        for s in range(self.sms):
+            st = sm_stats[s]
+            checks.append((self._processor_label(s), "L1 hits and misses",
+                           int(st[smmod.T_L1_HITS] + st[smmod.T_L1_MISSES]),
+                           int(st[smmod.T_L1_ACCESSES])))  # fmt: skip
+        for i, st in enumerate(mem.stats):
+            checks.append((f"L2 slice {i}", "hits and misses",
+                           int(st[model.L_HITS] + st[model.L_MISSES]),
+                           int(st[model.L_ACCESSES])))  # fmt: skip
+        for ch, st in enumerate(d):
+            where = f"DRAM channel {self._channel_label(ch)}"
+            checks += [
+                (where, "reads served", int(st[ctl.S_READS_DONE]), int(st[ctl.S_READS])),
+                (where, "writes served", int(st[ctl.S_WRITES_DONE]), int(st[ctl.S_WRITES])),
+                (where, "row hits, misses and conflicts",
+                 int(st[[ctl.S_ROW_HITS, ctl.S_ROW_MISSES, ctl.S_ROW_CONFLICTS]].sum()),
+                 int(served[ch])),
+            ]  # fmt: skip
+        per_cube = self.channels_per_cube
+        for k in range(c.memory.cubes):
+            tx, rx = int(to_cube[k]), int(from_cube[k])
+            checks.append((f"{self._link_label(tx)} and back", "writes acknowledged",
+                           int(packets[rx, linkmod.WRITE_ACK]),
+                           int(packets[tx, linkmod.WRITE_REQUEST])))  # fmt: skip
+            if c.ndp:  # the offload requests (and SNDP's WTA packets) out, acknowledgements back
+                stack = offload_stats[k]
+                checks += [
+                    (self._link_label(tx), "offload packets", int(packets[tx, linkmod.OFFLOAD]),
+                     (0 if ideal else int(stack[ofl.K_OFFLOADED])) + int(stack[ofl.K_WTA])),
+                    (self._link_label(rx), "offload acknowledgements",
+                     int(packets[rx, linkmod.OFFLOAD]), 0 if ideal else int(stack[ofl.K_ACKED])),
+                ]  # fmt: skip
+            if mem.tsv[k] >= 0:  # every access of the cube's vaults crosses its TSVs
+                checks.append((self._link_label(int(mem.tsv[k])), "DRAM accesses",
+                               int(packets[mem.tsv[k]].sum()),
+                               int(served[k * per_cube : (k + 1) * per_cube].sum())))  # fmt: skip
+        wrong = [f"{where}: {what} {found}, expected {expected}"
+                 for where, what, found, expected in checks if found != expected]  # fmt: skip
+        # every packet carries at least its header (a crossbar flit's, a memory packet's, or a
+        # line and its header back from the L2); TSVs move bare data
+        smallest = np.full(len(links.busy_ps), c.links.header_bytes, dtype=np.int64)
+        smallest[sm_ports] = sm_header_bytes
+        smallest[slice_ports] = c.links.header_bytes + LINE_BYTES
+        smallest[mem.tsv[mem.tsv >= 0]] = 1
+        short = links.traffic[:, :, 0] < packets * smallest[:, None]
+        for i, k in zip(*np.nonzero(short), strict=True):
+            wrong.append(f"{self._link_label(int(i))}: {int(packets[i, k])} "
+                         f"{linkmod.CLASS_NAMES[k]} packets in {int(links.traffic[i, k, 0])} "
+                         "bytes")  # fmt: skip
+        for i in linkmod.misaccounted(links):
+            wrong.append(f"{self._link_label(int(i))}: busy {int(links.busy_ps[i])} ps, not "
+                         "the time its bytes take on the wire")  # fmt: skip
+        if wrong:
+            raise SimulationError(
+                f"after kernel {trace.info.kernel!r} the counters disagree: " + "; ".join(wrong[:8])
+            )
+
+    def _check_busy(self, links, dram) -> None:
+        """No link was busier than 100% over any utilization window, nor longer than it existed,
+        and no DRAM data bus carried two bursts at once."""
+        window = int(links.window_ps[0])
+        busiest = linkmod.busiest_window_ps(links)
+        wrong = [f"{self._link_label(int(i))} busy {int(busiest[i])} ps in a {window} ps window"
+                 for i in np.flatnonzero(busiest > window)]  # fmt: skip
+        wrong += [f"{self._link_label(int(i))} busy {int(links.busy_ps[i])} ps by "
+                  f"{int(links.busy_until[i])} ps" for i in linkmod.overdrawn(links)]  # fmt: skip
+        ranks = self.dram_preset.organization.ranks
+        wrong += [f"DRAM channel {self._channel_label(int(b) // ranks)} rank {int(b) % ranks} "
+                  f"data bus carrying two bursts at once for {int(dram.bus_overlap[b])} cycles"
+                  for b in np.flatnonzero(dram.bus_overlap)]  # fmt: skip
+        if wrong:
+            raise SimulationError("busier than 100%: " + "; ".join(wrong[:8]))
 
     def _diagnose(self, sm, mem, dram, pool, trace, now) -> str:
         waiting = int((sm.slot_state == smmod.ACTIVE).sum())
@@ -906,6 +1024,15 @@ class GpuSystem:
         if i < self.config.l2.slices:
             return f"l2slice{i}->xbar"
         return f"cube{i - self.config.l2.slices}-tsv"
+
+    def _channel_label(self, ch: int) -> str:
+        return f"cube{ch // self.channels_per_cube}-vault{ch % self.channels_per_cube}"
+
+    def _processor_label(self, s: int) -> str:
+        if s < self.gpu_sms:
+            return f"sm{s}"
+        unit = "nsu" if self.config.ndp.offload == "sndp" else "stack-sm"
+        return f"{unit}{s - self.gpu_sms}"
 
     def _summary(self, registry, time_ps, cycles, instructions, threads, links):
         net = self.network
