@@ -67,6 +67,21 @@ def test_workloads_run_checks_saves_traces_and_writes_json(tmp_path):
     assert rows[0]["touched_bytes"] == run_workload("vadd", "tiny").touched_bytes()
 
 
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("--max-launches=2", "budget of 2 launches"),
+        ("--max-instructions=1000", "budget of 1,000 warp-instructions per launch"),
+        ("--max-trace-gb=0.0001", "--max-trace-gb"),
+        ("--max-device-gb=0.0001", "--max-device-gb"),
+    ],
+)
+def test_a_runaway_bound_stops_the_run_in_one_line(option, message):
+    result = runner.invoke(app, ["workloads", "run", "--size", "tiny", "--only", "km", option])
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "Traceback" not in result.output
+
+
 def test_workloads_list_and_version():
     listing = runner.invoke(app, ["workloads", "list"])
     assert listing.exit_code == 0 and "vadd" in listing.output and "lib" in listing.output

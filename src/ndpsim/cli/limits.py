@@ -15,11 +15,11 @@ MAX_LAUNCHES = typer.Option(
     help="Kernel launches one host program may make (default 100,000).",
 )  # fmt: skip
 MAX_DEVICE_GB = typer.Option(
-    None, "--max-device-gb", min=0.001,
+    None, "--max-device-gb", min=1e-6,
     help="GiB of device memory one workload may allocate (default: half the machine's memory).",
 )  # fmt: skip
 MAX_TRACE_GB = typer.Option(
-    None, "--max-trace-gb", min=0.001,
+    None, "--max-trace-gb", min=1e-6,
     help="GiB of trace one workload may record (default: half the machine's memory).",
 )  # fmt: skip
 
