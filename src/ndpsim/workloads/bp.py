@@ -83,12 +83,14 @@ class BackPropagation(Workload):
         hidden = np.empty(HIDDEN + 1, dtype=f32)
         hidden[0] = 1.0
         sums = np.cumsum(partial, axis=0, dtype=f32)[-1] + weights0[1:]  # CTA by CTA, in order
-        hidden[1:] = f32(1.0) / (f32(1.0) + np.exp(-sums))
+        with np.errstate(over="ignore"):  # a sum below -88 saturates to 0, as C's expf does
+            hidden[1:] = f32(1.0) / (f32(1.0) + np.exp(-sums))
         hw = inputs["hidden_weights"].copy()
         out_sum = f32(0.0)
         for k in range(HIDDEN + 1):
             out_sum = f32(out_sum + hw[k, 1] * hidden[k])
-        output = f32(1.0) / (f32(1.0) + np.exp(-out_sum))
+        with np.errstate(over="ignore"):
+            output = f32(1.0) / (f32(1.0) + np.exp(-out_sum))
         out_delta = output * (f32(1.0) - output) * (f32(TARGET) - output)
         hidden_delta = np.zeros(HIDDEN + 1, dtype=f32)
         for k in range(1, HIDDEN + 1):
