@@ -4,7 +4,9 @@ Recorded before the platform refactor (issue 34) so that moving TOM and SNDP ont
 provably changes no result. Each run is kept as its summary (readable in a diff) and a SHA-256
 of its whole result document (every counter, energy included, wall time excluded). A deliberate
 change of results re-records them with ``python -m tests.systems.goldens`` in a commit of its
-own that says what moved.
+own that says what moved. ``goldens_small/`` holds the ``reproduce tom`` and ``reproduce sndp``
+documents at ``small``, seed 0 (wall times removed), recorded at the same commit, for comparing
+by hand after the refactor (``ndpsim reproduce tom --json ...``): too slow for the suite.
 """
 
 from __future__ import annotations
