@@ -196,6 +196,8 @@ def compile_program(function: Function, module: Module) -> Program:
 #: the trace budget counts; a memory record's lane addresses come on top, before compaction.
 _RUN_RECORD_BYTES = 4 + 4 + 4 + 4 + 8
 _MEMORY_RECORD_BYTES = 4 + 4 + 8 + 4 + 2 + 1 + 1
+#: Bytes recorded before they are charged to the meter: one call per megabyte, not per record.
+_METER_BATCH_BYTES = 1 << 20
 
 
 class TraceRecorder:
@@ -209,6 +211,7 @@ class TraceRecorder:
     def __init__(self, first_warp: int, meter: TraceMeter, kernel: str):
         self.first_warp = first_warp
         self.meter = meter
+        self._unmetered = 0  # bytes recorded and not yet charged
         self.kernel = kernel
         self.state: ThreadState | None = None
         self._runs: list[tuple] = []
@@ -217,7 +220,7 @@ class TraceRecorder:
         self._address_count = 0
 
     def run(self, warps: np.ndarray, pc: int, length: int, masks: np.ndarray, seq: np.ndarray):
-        self.meter.add(_RUN_RECORD_BYTES * len(warps), self.kernel)
+        self._charge(_RUN_RECORD_BYTES * len(warps))
         self._runs.append((warps, pc, length, masks, seq.copy()))
 
     def memory(self, s: Step, pc: int, lanes, addresses, size: int, kind, space) -> None:
@@ -230,14 +233,22 @@ class TraceRecorder:
             if len(threads) == 0:
                 return
             warps, masks, starts = stacks.warp_groups(threads)
-        self.meter.add(_MEMORY_RECORD_BYTES * len(warps) + addresses.nbytes, self.kernel)
+        self._charge(_MEMORY_RECORD_BYTES * len(warps) + addresses.nbytes)
         seq = self.state.warp_instructions[warps] + (pc - s.block_start)  # type: ignore[union-attr]
         self._mem.append((warps, pc, seq, masks, size, int(kind), int(space),
                           starts + self._address_count))  # fmt: skip
         self._addresses.append(addresses)
         self._address_count += len(addresses)
 
+    def _charge(self, nbytes: int) -> None:
+        self._unmetered += nbytes
+        if self._unmetered >= _METER_BATCH_BYTES:
+            self.meter.add(self._unmetered, self.kernel)
+            self._unmetered = 0
+
     def finish(self, info: LaunchInfo) -> Trace:
+        self.meter.add(self._unmetered, self.kernel)
+        self._unmetered = 0
         runs, mem = self._runs, self._mem
         run_counts = np.array([len(r[0]) for r in runs], dtype=np.int64)
         mem_counts = np.array([len(m[0]) for m in mem], dtype=np.int64)
