@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NoReturn
 
 from ndpsim.errors import PTXTypeError
 from ndpsim.frontend.ir import (
@@ -133,7 +134,7 @@ class _Checker:
         self.module = module
         self.function = function
 
-    def fail(self, inst: Instruction, message: str) -> None:
+    def fail(self, inst: Instruction, message: str) -> NoReturn:
         raise PTXTypeError(message, inst.location, inst.text)
 
     # ------------------------------------------------------------------------ instruction
@@ -226,7 +227,7 @@ class _Checker:
         widths = []
         for element in vector.elements:
             if isinstance(element, Register):
-                widths.append(self.declared(inst, element).bits)
+                widths.append(self.declared(element).bits)
             elif isinstance(element, Sink):
                 widths.append(t.bits // len(vector.elements))
             else:
@@ -256,17 +257,13 @@ class _Checker:
             case ArgumentList() | Vector() | RegisterPair() | Address():
                 self.fail(inst, f"the {where} cannot be {op}")
 
-    def declared(self, inst: Instruction, reg: Register) -> PtxType:
-        try:
-            return self.function.registers[reg.name]
-        except KeyError:  # the parser already checks declarations; kept for a clear message
-            self.fail(inst, f"register {reg.name} is not declared")
-            raise
+    def declared(self, reg: Register) -> PtxType:
+        return self.function.registers[reg.name]  # the parser refuses undeclared registers
 
     def register_type(self, inst: Instruction, reg: Register, slot: Slot, where: str) -> None:
         t = slot.type
         assert t is not None
-        have = self.declared(inst, reg)
+        have = self.declared(reg)
         if not compatible(t, have, wider=slot.wider):
             wider = " or a wider integer or bit register" if slot.wider and t.kind != "pred" else ""
             self.fail(inst, f"{where} must be a .{t.name} register{wider} (or a compatible type "

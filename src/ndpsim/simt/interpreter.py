@@ -457,8 +457,8 @@ def _ctas_per_chunk(program: Program, threads_per_cta: int, shared_total: int,
         raise LaunchError(
             f"kernel {program.function.name!r}: one CTA of {threads_per_cta} threads needs "
             f"{cta_bytes / 2**20:,.0f} MiB of registers, local and shared memory, more than the "
-            f"{limits.chunk_bytes / 2**20:,.0f} MiB a chunk may take; "
-            + HOW_TO_RAISE.format(option="a smaller CTA", key="chunk_bytes")
+            f"{limits.chunk_bytes / 2**20:,.0f} MiB a chunk may take; use smaller CTAs, or "
+            "raise Limits(chunk_bytes=...) in the Python API"
         )
     by_threads = max(1, int(chunk_threads) // (warps_per_cta * WARP_SIZE))
     return max(1, min(by_threads, limits.chunk_bytes // max(cta_bytes, 1)))
