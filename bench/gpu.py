@@ -31,10 +31,10 @@ TARGETS = {"vadd": (2e6, 1e6)}  # warp-instructions/s, memory requests/s (issue 
 
 def measure(case: str, system_name: str, size: str, repeat: int) -> dict:
     from ndpsim.hw.gpu.work import build_kernel_work
-    from ndpsim.systems.gpu import GpuSystem, load_system_config
+    from ndpsim.systems import load_system
     from ndpsim.workloads import kernel_module, run_workload
 
-    system = GpuSystem(load_system_config(system_name))
+    system = load_system(system_name)
     start = time.perf_counter()
     warm = run_workload(case, "tiny")
     system.run(warm.traces, kernel_module(warm.workload.module_name), warm.memory)

@@ -24,11 +24,11 @@ SCALES = (1, 4, 16)
 
 
 def measure(workload: str, size: int, system_name: str, repeat: int) -> dict:
-    from ndpsim.systems.gpu import GpuSystem, load_system_config
+    from ndpsim.systems import load_system
     from ndpsim.workloads import get_workload, kernel_module, run_workload
     from ndpsim.workloads.base import Device
 
-    system = GpuSystem(load_system_config(system_name))
+    system = load_system(system_name)
     warm = run_workload(workload, "tiny")  # load compiled code from numba's cache
     system.run(warm.traces, kernel_module(warm.workload.module_name), warm.memory)
     job = get_workload(workload)("small", 0)

@@ -18,7 +18,7 @@ from ndpsim.config import merge, parse_overrides, preset_names, preset_path
 from ndpsim.energy import load_energy_table
 from ndpsim.errors import ConfigError
 from ndpsim.hw.dram.spec import load_dram_preset
-from ndpsim.systems.gpu import load_system_config, system_preset_names, system_settings
+from ndpsim.systems import load_system_config, system_preset_names, system_settings
 
 TOM_SM = """
 [sm]
@@ -126,7 +126,7 @@ def test_a_bad_preset_file_is_a_config_error_naming_the_file_and_key(presets, te
 
 
 def test_a_missing_key_is_a_config_error_naming_it(presets):
-    (presets / "bare.toml").write_text('name = "bare"\n' + TOM_SM)
+    (presets / "bare.toml").write_text('kind = "gpu"\nname = "bare"\n' + TOM_SM)
     with pytest.raises(ConfigError, match="missing key 'l1'") as info:
         load_system_config("bare")
     assert "bare.toml" in str(info.value)
@@ -367,8 +367,8 @@ def test_an_unknown_key_without_a_close_spelling_lists_what_its_section_takes():
 
 def test_a_missing_key_points_at_its_section(tmp_path):
     path = tmp_path / "short.toml"
-    path.write_text('name = "short"\n\n[sm]\nclock_ghz = 1.4\n')
-    with pytest.raises(ConfigError, match=re.escape("missing key 'sm.count' ([sm] is at line 3)")):
+    path.write_text('kind = "gpu"\nname = "short"\n\n[sm]\nclock_ghz = 1.4\n')
+    with pytest.raises(ConfigError, match=re.escape("missing key 'sm.count' ([sm] is at line 4)")):
         load_system_config(str(path))
 
 

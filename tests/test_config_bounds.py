@@ -25,7 +25,8 @@ from ndpsim.hw.dram.footprint import check_fits_in_memory, state_bytes
 from ndpsim.hw.dram.spec import DramPreset, dram_preset_names, load_dram_preset
 from ndpsim.hw.gpu import requests as rq
 from ndpsim.hw.gpu import sm as smmod
-from ndpsim.systems.gpu import GpuSystem, GpuSystemConfig, load_system_config
+from ndpsim.systems import load_system_config
+from ndpsim.systems.gpu import GpuSystem, GpuSystemConfig
 from ndpsim.systems.gpu import model as gpumodel
 from ndpsim.systems.gpu.footprint import ASSUMED_REGISTERS, check_gpu_fits, gpu_footprint
 

@@ -12,7 +12,7 @@ import difflib
 import sys
 import tomllib
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeVar, get_args
@@ -318,16 +318,60 @@ def preset_path(kind: str, name: str) -> Path:
     return path
 
 
-def load_preset(model: type[M], kind: str, name: str, overrides: dict | None, what: str) -> M:
-    """A preset of ``kind`` validated as ``model``. Overrides are validated after the file and
-    blamed on the overrides (``what`` names the preset in that message, e.g. "DRAM preset"), so
-    a bad override is never reported as an error of the file."""
+def preset_tree(kind: str, name: str, seen: tuple[str, ...] = ()) -> tuple[dict, list[str]]:
+    """A preset's contents laid over the preset it names as ``base`` (if any), and the files
+    read, the preset's own first and then its bases (for error messages and :func:`settings`).
+    A base given as a relative ``.toml`` path is found next to the file naming it."""
+    if name in seen:
+        raise ConfigError(f"{kind} presets form a loop: {' -> '.join((*seen, name))}")
     path = preset_path(kind, name)
     data = load_toml(path)
-    loaded = validate(model, data, str(path), [path])
+    base = data.pop("base", None)
+    if base is None:
+        return data, [str(path)]
+    if not isinstance(base, str):
+        raise ConfigError(f"{path}: 'base': expected a preset name or .toml path, got {base!r}")
+    if base.endswith(".toml") and not Path(base).is_absolute():
+        base = str((path.parent / base).resolve())  # found next to the file naming it
+    try:
+        parent, parent_files = preset_tree(kind, base, (*seen, name))
+    except ConfigError as error:
+        raise ConfigError(f"{path}: 'base': {error}") from None
+    return merge(parent, data), [str(path), *parent_files]
+
+
+#: What turns a preset's merged contents into a config: ``(data, source, files)``, blaming
+#: errors on ``source`` and citing lines of ``files`` (none for overrides).
+Validator = Callable[[dict, str, list[str]], M]
+
+
+def load_layered(
+    check: Validator[M], kind: str, name: str, overrides: dict | None, what: str
+) -> tuple[M, list[str]]:
+    """A preset of ``kind`` (with its bases) validated by ``check``, then with ``overrides``
+    laid over it, and the files it was read from. Overrides are validated after the file and
+    blamed on the overrides (``what`` names the preset in that message, e.g. "DRAM preset"), so
+    a bad override is never reported as an error of the file; an error in an inherited value
+    names the bases."""
+    data, files = preset_tree(kind, name)
+    try:
+        loaded = check(data, files[0], files)
+    except ConfigError as error:
+        if len(files) < 2:
+            raise
+        raise ConfigError(f"{error} (values inherited from {', '.join(files[1:])})") from None
     if overrides:
-        loaded = validate(model, merge(data, overrides), f"overrides of {what} {name!r}")
-    return loaded
+        loaded = check(merge(data, overrides), f"overrides of {what} {name!r}", [])
+    return loaded, files
+
+
+def load_preset(model: type[M], kind: str, name: str, overrides: dict | None, what: str) -> M:
+    """A preset of ``kind`` validated as ``model`` (see :func:`load_layered`)."""
+
+    def check(data: dict, source: str, files: list[str]) -> M:
+        return validate(model, data, source, files)
+
+    return load_layered(check, kind, name, overrides, what)[0]
 
 
 def merge(base: dict, extra: dict) -> dict:

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ndpsim.cli.main import app
-from ndpsim.cli.run import offload_rows
+from ndpsim.systems.gpu.summary import offload_rows
 from ndpsim.trace.trace import load_traces
 from ndpsim.workloads import run_workload
 from ndpsim.workloads.base import KERNEL_DIR

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from ndpsim.cli.main import app
 from ndpsim.reproduce.sndp import PAPER
-from ndpsim.systems.gpu.config import system_preset_names
+from ndpsim.systems import system_preset_names
 
 runner = CliRunner()
 needs_ndp_preset = pytest.mark.skipif(

@@ -8,7 +8,7 @@ from ndpsim.config import parse_overrides
 from ndpsim.errors import ConfigError
 from ndpsim.reproduce import sndp, tom
 from ndpsim.reproduce.overrides import apply_overrides
-from ndpsim.systems.gpu import load_system_config
+from ndpsim.systems import load_system_config
 
 
 def _configs(variants):

@@ -10,7 +10,7 @@ from ndpsim.config import preset_path
 from ndpsim.reproduce import runner, store
 from ndpsim.reproduce.runner import Variant, run_experiment
 from ndpsim.reproduce.store import RunStore, run_identity, run_key
-from ndpsim.systems.gpu import load_system_config
+from ndpsim.systems import load_system_config
 
 BASELINE = Variant("baseline", "tom-baseline", {})
 NDP = Variant("ctrl-bmap", "tom-ndp", {})
@@ -20,19 +20,25 @@ NDP = Variant("ctrl-bmap", "tom-ndp", {})
 def counted(monkeypatch):
     """The workloads interpreted and the systems simulated, in order."""
     calls: list[str] = []
-    interpret, system_class = runner.run_workload, runner.GpuSystem
+    interpret, build = runner.run_workload, runner.build_system
 
     def run_workload(name, *args):
         calls.append(f"interpret {name}")
         return interpret(name, *args)
 
-    class CountedSystem(system_class):
-        def run(self, *args, **kwargs):
-            calls.append(f"simulate {self.config.name}")
-            return super().run(*args, **kwargs)
+    def build_system(config):
+        system = build(config)
+        run = system.run
+
+        def counted_run(*args, **kwargs):
+            calls.append(f"simulate {config.name}")
+            return run(*args, **kwargs)
+
+        system.run = counted_run
+        return system
 
     monkeypatch.setattr(runner, "run_workload", run_workload)
-    monkeypatch.setattr(runner, "GpuSystem", CountedSystem)
+    monkeypatch.setattr(runner, "build_system", build_system)
     return calls
 
 

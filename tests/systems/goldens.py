@@ -15,7 +15,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from ndpsim.systems.gpu import GpuSystem, load_system_config, system_preset_names
+from ndpsim.systems import load_system_config, system_preset_names
+from ndpsim.systems.gpu import GpuSystem
 from ndpsim.workloads import kernel_module, run_workload, workload_names
 
 GOLDEN_FILE = Path(__file__).with_name("goldens_tiny.json")

@@ -12,7 +12,8 @@ from functools import cache
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ndpsim.systems.gpu import GpuSystem, load_system_config
+from ndpsim.systems import load_system_config
+from ndpsim.systems.gpu import GpuSystem
 from ndpsim.workloads import kernel_module, run_workload, workload_names
 from tests.systems.conservation import (
     assert_every_request_answered,

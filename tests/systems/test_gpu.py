@@ -11,7 +11,8 @@ import pytest
 from ndpsim.errors import ConfigError, SimulationError
 from ndpsim.frontend.parser import parse_ptx
 from ndpsim.ptx import DeviceMemory, launch
-from ndpsim.systems.gpu import GpuSystem, load_system_config
+from ndpsim.systems import load_system_config
+from ndpsim.systems.gpu import GpuSystem
 from ndpsim.workloads import kernel_module, run_workload, workload_names
 from tests.systems.conservation import (
     assert_every_request_answered,

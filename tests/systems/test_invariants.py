@@ -15,7 +15,8 @@ from ndpsim.errors import SimulationError
 from ndpsim.hw import link as linkmod
 from ndpsim.hw.dram import controller as ctl
 from ndpsim.hw.gpu import offload as ofl
-from ndpsim.systems.gpu import GpuSystem, load_system_config, model, system_preset_names
+from ndpsim.systems import load_system_config, system_preset_names
+from ndpsim.systems.gpu import GpuSystem, model
 from ndpsim.workloads import kernel_module, run_workload
 
 

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from ndpsim.errors import ConfigError
 from ndpsim.hw.gpu import offload as ofl
-from ndpsim.systems.gpu import GpuSystem, load_system_config
+from ndpsim.systems import load_system_config
+from ndpsim.systems.gpu import GpuSystem
 from ndpsim.systems.offload import target_stacks
 from ndpsim.systems.sndp_ratio import (
     INITIAL_RATIO,

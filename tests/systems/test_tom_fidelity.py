@@ -10,7 +10,8 @@ import pytest
 
 from ndpsim.hw.gpu import offload as ofl
 from ndpsim.reproduce import tom as tom_experiment
-from ndpsim.systems.gpu import GpuSystem, load_system_config
+from ndpsim.systems import load_system_config
+from ndpsim.systems.gpu import GpuSystem
 from ndpsim.workloads import kernel_module, run_workload
 
 

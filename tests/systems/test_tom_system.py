@@ -11,8 +11,8 @@ from ndpsim.errors import ConfigError
 from ndpsim.hw.dram.mapping import AddressMapping
 from ndpsim.hw.gpu.work import build_kernel_work
 from ndpsim.simt.memory import BASE_ADDRESS, DeviceMemory
-from ndpsim.systems import tom_mapping
-from ndpsim.systems.gpu import GpuSystem, load_system_config
+from ndpsim.systems import load_system_config, tom_mapping
+from ndpsim.systems.gpu import GpuSystem
 from ndpsim.systems.offload import find_instances, instance_lines
 from ndpsim.systems.tom_mapping import (
     LaunchAccesses,

@@ -18,7 +18,7 @@ from typing import Any
 from ndpsim.config import merge
 from ndpsim.errors import ConfigError
 from ndpsim.reproduce.runner import Variant
-from ndpsim.systems.gpu.config import GpuSystemConfig, load_system_config
+from ndpsim.systems import load_system_config
 
 #: Keys a reproduction sets through its own options.
 _OWN_OPTIONS = {"seed": "--seed"}
@@ -34,10 +34,10 @@ def _dotted(tree: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]
             yield path, value
 
 
-def _has_section(config: GpuSystemConfig, section: str) -> bool:
+def _has_section(config: Any, section: str) -> bool:
     """Whether ``config`` has the optional section ``section`` (a section every system has, or
     an unknown key, counts as present: validation names the latter)."""
-    return section not in GpuSystemConfig.model_fields or getattr(config, section) is not None
+    return section not in type(config).model_fields or getattr(config, section) is not None
 
 
 def apply_overrides(variants: Sequence[Variant], overrides: dict[str, Any],

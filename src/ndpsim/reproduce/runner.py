@@ -27,7 +27,7 @@ from ndpsim.compilation import (
     watching_compilation,
 )
 from ndpsim.reproduce.store import RunStore, run_identity
-from ndpsim.systems.gpu import GpuSystem, load_system_config
+from ndpsim.systems import build_system, load_system, load_system_config
 from ndpsim.workloads import kernel_module, run_workload
 
 
@@ -53,7 +53,7 @@ def simulate_workload(workload: str, size: str, seed: int, variants: Sequence[Va
     out = {}
     for variant in variants:
         config = load_system_config(variant.preset, variant.overrides)
-        result = GpuSystem(config).run(functional.traces, module, functional.memory, seed=seed)
+        result = build_system(config).run(functional.traces, module, functional.memory, seed=seed)
         run = json.loads(json.dumps({
             "time_ps": result.time_ps,
             "summary": result.summary,
@@ -83,7 +83,7 @@ def compile_timing_model(preset: str) -> None:
     """Run a ``tiny`` workload on ``preset``, which compiles every function of the timing model
     (all systems share them) into numba's on-disk cache, or loads them from it."""
     functional = run_workload("vadd", "tiny")
-    GpuSystem(load_system_config(preset)).run(
+    load_system(preset).run(
         functional.traces, kernel_module(functional.workload.module_name), functional.memory
     )
 

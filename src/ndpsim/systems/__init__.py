@@ -1,1 +1,30 @@
-"""Simulated systems, each assembled from hardware components and policies."""
+"""Simulated systems, each assembled from hardware components and policies, found by kind in a
+registry (:mod:`ndpsim.systems.kinds`)."""
+
+from ndpsim.systems.kinds import (
+    RunResult,
+    System,
+    SystemKind,
+    build_system,
+    load_system,
+    load_system_config,
+    register_system_kind,
+    system_kind,
+    system_kinds,
+    system_preset_names,
+    system_settings,
+)
+
+__all__ = [
+    "RunResult",
+    "System",
+    "SystemKind",
+    "build_system",
+    "load_system",
+    "load_system_config",
+    "register_system_kind",
+    "system_kind",
+    "system_kinds",
+    "system_preset_names",
+    "system_settings",
+]

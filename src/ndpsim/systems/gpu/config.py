@@ -6,28 +6,12 @@ Every section is strict: an unknown key, a missing one or a value out of range i
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, model_validator
 
-from ndpsim.config import (
-    ClockGHz,
-    Cycles,
-    Gbps,
-    LatencyNs,
-    OptionalGbps,
-    Setting,
-    Strict,
-    load_toml,
-    merge,
-    preset_names,
-    preset_path,
-    settings,
-    validate,
-)
+from ndpsim.config import ClockGHz, Cycles, Gbps, LatencyNs, OptionalGbps, Strict
 from ndpsim.energy import load_energy_table
-from ndpsim.errors import ConfigError
 from ndpsim.hw.dram.spec import DramPreset, load_dram_preset
 
 
@@ -211,7 +195,7 @@ class NdpConfig(Strict):
 class GpuSystemConfig(Strict):
     name: str
     description: str = ""
-    kind: Literal["gpu"] = "gpu"
+    kind: Literal["gpu"]
     sm: SmConfig
     l1: CacheConfig
     l2: L2Config
@@ -224,68 +208,8 @@ class GpuSystemConfig(Strict):
                       "draws, a 63-bit number")  # fmt: skip
 
 
-def system_preset_names() -> list[str]:
-    return preset_names("systems")
-
-
-def _preset_data(name: str, seen: tuple[str, ...] = ()) -> tuple[dict, str, list[str]]:
-    """A preset file's contents laid over the preset it names as ``base`` (if any), its file,
-    and the files of its bases (for error messages). A base given as a relative ``.toml`` path
-    is found next to the file naming it."""
-    if name in seen:
-        raise ConfigError(f"system presets form a loop: {' -> '.join((*seen, name))}")
-    path = preset_path("systems", name)
-    data = load_toml(path)
-    base = data.pop("base", None)
-    if base is None:
-        return data, str(path), []
-    if not isinstance(base, str):
-        raise ConfigError(f"{path}: 'base': expected a preset name or .toml path, got {base!r}")
-    if base.endswith(".toml") and not Path(base).is_absolute():
-        base = str((path.parent / base).resolve())  # found next to the file naming it
-    try:
-        parent, parent_path, grandparents = _preset_data(base, (*seen, name))
-    except ConfigError as error:
-        raise ConfigError(f"{path}: 'base': {error}") from None
-    return merge(parent, data), str(path), [parent_path, *grandparents]
-
-
-def _validate(data: dict, source: str, files: list[str]) -> GpuSystemConfig:
-    """Validate ``data`` read from ``files`` (the preset's file first, then its bases; none for
-    command-line overrides), blaming ``source``."""
-    try:
-        config = validate(GpuSystemConfig, data, source, files)
-        try:
-            config.memory.dram_preset()  # fail now, not when the run starts
-            load_energy_table(config.energy)
-        except ConfigError as error:
-            raise ConfigError(f"{source}: {error}") from None
-    except ConfigError as error:
-        if len(files) < 2:
-            raise
-        raise ConfigError(f"{error} (values inherited from {', '.join(files[1:])})") from None
-    return config
-
-
-def load_system_config(name: str, overrides: dict | None = None) -> GpuSystemConfig:
-    """A system preset by name with nested overrides applied, fully validated (the DRAM preset
-    and energy table it names included). A bad preset is blamed on its file, a bad override on
-    the overrides."""
-    return _load(name, overrides)[0]
-
-
-def system_settings(name: str, overrides: dict | None = None) -> list[Setting]:
-    """Every key of a system preset as it loads (overrides applied), with the file and line of
-    the preset or base that set it, ``--set``, or ``default``, and the comment citing it."""
-    config, files = _load(name, overrides)
-    return settings(config, files, overrides)
-
-
-def _load(name: str, overrides: dict | None) -> tuple[GpuSystemConfig, list[str]]:
-    """The validated config and the files it was read from (the preset, then its bases)."""
-    data, source, bases = _preset_data(name)
-    files = [source, *bases]
-    config = _validate(data, source, files)
-    if overrides:
-        config = _validate(merge(data, overrides), f"overrides of preset {name!r}", [])
-    return config, files
+def check_files(config: GpuSystemConfig) -> None:
+    """Fail at load, not when a run starts, if the DRAM preset or the energy table the config
+    names does not load."""
+    config.memory.dram_preset()
+    load_energy_table(config.energy)

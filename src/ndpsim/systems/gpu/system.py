@@ -48,6 +48,7 @@ from ndpsim.simt.memory import BASE_ADDRESS, DeviceMemory
 from ndpsim.systems.gpu import model
 from ndpsim.systems.gpu.config import GpuSystemConfig
 from ndpsim.systems.gpu.footprint import check_gpu_fits
+from ndpsim.systems.gpu.summary import summary_rows
 from ndpsim.systems.offload import (
     build_offload_state,
     find_instances,
@@ -155,6 +156,9 @@ class GpuRunResult:
             "wall_seconds": self.wall_seconds,
             "stats": self.stats,
         }
+
+    def summary_rows(self) -> list[tuple[str, str]]:
+        return summary_rows(self.summary, self.energy)
 
 
 def _log2(value: int, what: str) -> int:

@@ -1,0 +1,164 @@
+"""The registry of system kinds, and the interface every simulated system offers.
+
+A *system kind* (``gpu`` today; a CPU host with NDP cores, near-bank units, a mesh of memory
+cubes later) is one folder under ``systems/`` that registers a :class:`SystemKind`: the pydantic
+model of its preset files, what to check across files once a preset validates, and the builder
+that turns a config into a :class:`System`. A preset says which kind it is (``kind = "gpu"``,
+usually inherited from its base), so the loader picks the model by that key, never by guessing
+from the other keys. Everything above this layer (the command line, the experiments, the run
+store, the benchmarks) goes through :func:`load_system` and the two protocols below and names
+no system class.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import ConfigDict, create_model
+
+from ndpsim.config import Setting, Strict, load_layered, preset_names, settings, validate
+from ndpsim.errors import ConfigError
+
+#: The modules that register the shipped system kinds when imported. A new kind is a folder
+#: under ``systems/`` plus one line here (or, outside the package, a call to
+#: :func:`register_system_kind` in any module imported before its presets are loaded).
+BUILTIN_KINDS = ("ndpsim.systems.gpu",)
+
+
+@runtime_checkable
+class RunResult(Protocol):
+    """What any system's run measured, as the command line and the experiments read it."""
+
+    system: str  # the preset's name
+    time_ps: int  # simulated time
+    summary: dict[str, Any]  # the headline figures, JSON-ready
+    energy: dict[str, float]  # nJ by part, with a "total"
+    wall_seconds: float
+
+    def as_dict(self) -> dict[str, Any]:
+        """Everything measured, JSON-ready: the summary, the energy and every counter."""
+        ...
+
+    def summary_rows(self) -> list[tuple[str, str]]:
+        """The summary as (what, value) rows for a table a person reads."""
+        ...
+
+
+@runtime_checkable
+class System(Protocol):
+    """A simulated machine: built once from its config, it runs any number of workloads, each on
+    fresh hardware."""
+
+    config: Any  # the kind's config model; every kind has ``name``, ``kind`` and ``seed``
+
+    def run(self, traces: Sequence[Any], module: Any, memory: Any, seed: int | None = None,
+            on_epoch: Callable[[Any], None] | None = None) -> RunResult:  # fmt: skip
+        """Simulate the kernel launches of one workload run (their traces, the PTX module they
+        come from, and the device memory after the run), in order."""
+        ...
+
+
+@dataclass(frozen=True)
+class SystemKind:
+    """One kind of system: how its presets validate and how a config becomes hardware."""
+
+    name: str  # the value of ``kind`` in its presets
+    config: type[Strict]  # the model of its preset files; has ``kind: Literal[name]``
+    build: Callable[[Any], System]
+    check: Callable[[Any], None] = lambda config: None  # checks across files (e.g. that
+    # the DRAM preset a config names exists): raises ConfigError without naming the file
+    description: str = ""
+
+
+_KINDS: dict[str, SystemKind] = {}
+
+
+def register_system_kind(kind: SystemKind) -> SystemKind:
+    """Make ``kind`` available to presets; registering a name twice is an error."""
+    field = kind.config.model_fields.get("kind")
+    if field is None or field.annotation != Literal[kind.name]:  # type: ignore[valid-type]
+        raise ConfigError(
+            f"system kind {kind.name!r}: its config model {kind.config.__name__} needs a field "
+            f"kind: Literal[{kind.name!r}]"
+        )
+    if _KINDS.get(kind.name, kind) is not kind:
+        raise ConfigError(f"system kind {kind.name!r} is registered twice")
+    _KINDS[kind.name] = kind
+    return kind
+
+
+def unregister_system_kind(name: str) -> None:
+    """Forget a kind (tests that register one in a temporary module clean up with this)."""
+    _KINDS.pop(name, None)
+
+
+def system_kinds() -> dict[str, SystemKind]:
+    """Every registered kind by name, the shipped ones first."""
+    for module in BUILTIN_KINDS:
+        importlib.import_module(module)
+    return dict(_KINDS)
+
+
+def system_kind(name: str) -> SystemKind:
+    kinds = system_kinds()
+    if name not in kinds:
+        raise ConfigError(f"unknown system kind {name!r}; registered: {', '.join(kinds)}")
+    return kinds[name]
+
+
+def _kind_of(data: dict, source: str, files: list[str]) -> SystemKind:
+    """The registered kind ``data`` names, errors citing the line of its ``kind`` key."""
+    kinds = system_kinds()
+    names = tuple(kinds)
+    model = create_model(
+        "SystemPresetKind",
+        __config__=ConfigDict(extra="ignore", strict=True),
+        kind=(Literal[names], ...),  # type: ignore[valid-type]
+    )
+    return kinds[validate(model, data, source, files).kind]
+
+
+def _validate(data: dict, source: str, files: list[str]) -> Any:
+    kind = _kind_of(data, source, files)
+    config = validate(kind.config, data, source, files)
+    try:
+        kind.check(config)
+    except ConfigError as error:
+        raise ConfigError(f"{source}: {error}") from None
+    return config
+
+
+def system_preset_names() -> list[str]:
+    return preset_names("systems")
+
+
+def _load(name: str, overrides: dict | None) -> tuple[Any, list[str]]:
+    return load_layered(_validate, "systems", name, overrides, "preset")
+
+
+def load_system_config(name: str, overrides: dict | None = None) -> Any:
+    """A system preset by name (or ``.toml`` path) with nested overrides applied, validated by
+    the model of the kind it names, and checked across files (the DRAM preset and energy table
+    it names, for a GPU). A bad preset is blamed on its file, a bad override on the overrides."""
+    return _load(name, overrides)[0]
+
+
+def system_settings(name: str, overrides: dict | None = None) -> list[Setting]:
+    """Every key of a system preset as it loads (overrides applied), with the file and line of
+    the preset or base that set it, ``--set``, or ``default``, and the comment citing it."""
+    config, files = _load(name, overrides)
+    return settings(config, files, overrides)
+
+
+def build_system(config: Any) -> System:
+    """The hardware ``config`` describes, built by its kind's builder."""
+    return system_kind(config.kind).build(config)
+
+
+def load_system(name: str, overrides: dict | None = None) -> System:
+    """:func:`load_system_config` and :func:`build_system` in one: what a caller that just
+    wants to simulate on a preset uses."""
+    return build_system(load_system_config(name, overrides))
