@@ -15,8 +15,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from ndpsim.systems import load_system_config, system_preset_names
-from ndpsim.systems.gpu import GpuSystem
+from ndpsim.systems import load_system, system_preset_names
 from ndpsim.workloads import kernel_module, run_workload, workload_names
 
 GOLDEN_FILE = Path(__file__).with_name("goldens_tiny.json")
@@ -25,7 +24,7 @@ GOLDEN_FILE = Path(__file__).with_name("goldens_tiny.json")
 def golden_of(system: str, workload: str) -> dict:
     """The golden record of one run at ``tiny``, seed 0."""
     functional = run_workload(workload, "tiny", 0)
-    result = GpuSystem(load_system_config(system, {})).run(
+    result = load_system(system).run(
         functional.traces, kernel_module(functional.workload.module_name), functional.memory,
         seed=0,
     )  # fmt: skip

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from ndpsim.errors import ConfigError
 from ndpsim.hw.gpu import offload as ofl
+from ndpsim.policy.offload.sndp import target_stacks
 from ndpsim.systems import load_system_config
 from ndpsim.systems.gpu import GpuSystem
-from ndpsim.systems.offload import target_stacks
 from ndpsim.systems.sndp_ratio import (
     INITIAL_RATIO,
     STEP_MAX,

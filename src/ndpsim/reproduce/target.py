@@ -37,7 +37,7 @@ import numpy as np
 
 from ndpsim.errors import ConfigError
 from ndpsim.hw.network import CubeTopology, build_network
-from ndpsim.systems.offload import target_stacks
+from ndpsim.policy.offload.sndp import target_stacks
 
 #: SNDP sec. 4.1: 8 HMCs; the first-instruction target costs "at most 15%" more traffic.
 CUBES = 8

@@ -20,13 +20,8 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from ndpsim.engine.clock import ClockDomain
 from ndpsim.hw.gpu import offload as ofl
-
-if TYPE_CHECKING:
-    from ndpsim.systems.gpu.config import NdpConfig
 
 # SNDP sec. 7.2: Algorithm 1's parameters
 INITIAL_RATIO = 0.1
@@ -51,15 +46,6 @@ class RatioController:
         self._direction = 1
         self._step = STEP_MAX
         self._reversals: deque[bool] = deque(maxlen=HISTORY_WINDOW)
-
-    @classmethod
-    def for_config(cls, ndp: NdpConfig, core: ClockDomain) -> RatioController | None:
-        """The controller a configuration asks for; None for TOM."""
-        if ndp.offload != "sndp":
-            return None
-        if ndp.decision == "dynamic":
-            return cls(INITIAL_RATIO, core.time(ndp.epoch_cycles))
-        return cls(ndp.ratio if ndp.decision == "ratio" else 1.0)
 
     @property
     def dynamic(self) -> bool:

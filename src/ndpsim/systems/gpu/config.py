@@ -6,13 +6,15 @@ Every section is strict: an unknown key, a missing one or a value out of range i
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from ndpsim.config import ClockGHz, Cycles, Gbps, LatencyNs, OptionalGbps, Strict
 from ndpsim.energy import load_energy_table
 from ndpsim.hw.dram.spec import DramPreset, load_dram_preset
+from ndpsim.policy.mapping import ADDRESS_MAPPINGS
+from ndpsim.policy.offload import OFFLOAD_SCHEMES
 
 
 class SmConfig(Strict):
@@ -93,7 +95,11 @@ class MemoryConfig(Strict):
                        "built)")  # fmt: skip
     dram: str = Field(description="DRAM preset of one cube (ndpsim/presets/dram)")
     dram_overrides: dict = Field(default_factory=dict)
-    mapping: Literal["interleaved", "random-page"] = "interleaved"
+    mapping: Annotated[str, AfterValidator(ADDRESS_MAPPINGS.check)] = Field(
+        "interleaved", description="address mapping (ndpsim.policy.mapping): 'interleaved' "
+        "(lines over cubes, TOM sec. 5.1) or 'random-page' (pages in one cube each, placed at "
+        "random, SNDP sec. 5)"
+    )  # fmt: skip
     xor_cube: bool = Field(True, description="XOR higher address bits into the cube index")
     page_bytes: int = Field(4096, ge=256, le=2**30, description="at most 1 GiB")
     internal_gbps: OptionalGbps = Field(
@@ -124,7 +130,9 @@ class NdpConfig(Strict):
     target, nsu_clock_ghz, *_entries, ready_packets, epoch_cycles) apply to their own scheme
     only."""
 
-    offload: Literal["tom", "sndp"] = "tom"
+    offload: Annotated[str, AfterValidator(OFFLOAD_SCHEMES.check)] = Field(
+        "tom", description="offload scheme (ndpsim.policy.offload): 'tom' or 'sndp'"
+    )
     stack_warps: int = Field(48, ge=1, le=1024, description="warp slots of each stack "
                              "processor (TOM Table 1, SNDP Table 2), at most 1024")  # fmt: skip
     offload_latency_cycles: Cycles = Field(10, ge=0, description="offload pipeline (sec. 4.2)")

@@ -18,6 +18,7 @@ from ndpsim.errors import ConfigError
 from ndpsim.hostmemory import check_fits
 from ndpsim.hw.dram.footprint import INT64, state_bytes
 from ndpsim.hw.gpu.requests import REQUEST_FIELDS
+from ndpsim.policy.mapping import ADDRESS_MAPPINGS
 from ndpsim.systems.gpu.config import GpuSystemConfig
 from ndpsim.systems.gpu.model import headroom
 
@@ -63,7 +64,7 @@ def gpu_footprint(config: GpuSystemConfig) -> dict[str, int]:
             c.memory.cubes * state_bytes(dram)
         ),
     }
-    if c.memory.mapping == "random-page":  # a random permutation of every frame
+    if ADDRESS_MAPPINGS.get(c.memory.mapping).placement == "random":  # a permutation of frames
         frames = c.memory.cubes * dram.organization.capacity_bytes // c.memory.page_bytes
         parts["page frames (memory.cubes x memory.dram's capacity / memory.page_bytes)"] = (
             INT64 * frames

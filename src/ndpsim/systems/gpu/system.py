@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ndpsim.analysis.passes import OFFLOAD_PASSES
 from ndpsim.energy import gpu_energy, load_energy_table
 from ndpsim.engine import events as ev
 from ndpsim.engine.clock import PS_PER_NS, ClockDomain
@@ -31,6 +32,7 @@ from ndpsim.hw.dram.mapping import AddressMapping
 from ndpsim.hw.gpu import offload as ofl
 from ndpsim.hw.gpu import requests as rq
 from ndpsim.hw.gpu import sm as smmod
+from ndpsim.hw.gpu.instances import find_instances, first_access, instance_lines
 from ndpsim.hw.gpu.work import (
     LINE_BYTES,
     LINE_SHIFT,
@@ -44,26 +46,21 @@ from ndpsim.hw.gpu.work import (
 )
 from ndpsim.hw.network import build_network
 from ndpsim.hw.pagetable import PageTable
-from ndpsim.simt.memory import BASE_ADDRESS, DeviceMemory
-from ndpsim.systems.gpu import model
-from ndpsim.systems.gpu.config import GpuSystemConfig
-from ndpsim.systems.gpu.footprint import check_gpu_fits
-from ndpsim.systems.gpu.summary import summary_rows
-from ndpsim.systems.offload import (
-    build_offload_state,
-    find_instances,
-    first_access,
-    instance_lines,
-    target_stacks,
-)
-from ndpsim.systems.sndp_ratio import RatioController, time_weighted_ratio
-from ndpsim.systems.tom_mapping import (
+from ndpsim.policy.learned_mapping import (
     LaunchAccesses,
     LearningPhase,
     learn_mapping,
     single_stack_counts,
     stacks_of,
 )
+from ndpsim.policy.mapping import ADDRESS_MAPPINGS
+from ndpsim.policy.offload import OFFLOAD_SCHEMES, credit_capacity
+from ndpsim.simt.memory import BASE_ADDRESS, DeviceMemory
+from ndpsim.systems.gpu import model
+from ndpsim.systems.gpu.config import GpuSystemConfig
+from ndpsim.systems.gpu.footprint import check_gpu_fits
+from ndpsim.systems.gpu.summary import summary_rows
+from ndpsim.systems.offload import build_offload_state
 from ndpsim.trace.trace import Trace
 
 #: Simulated time between two hand-backs to Python (watchdog checks, progress).
@@ -172,22 +169,6 @@ def _hand_back(on_epoch, kernel, links, labels, page_table, sm, mem, dram, time_
     on_epoch(Epoch(time_ps, kernel, links, labels, page_table, sm.stats, mem.stats, dram.stats))
 
 
-def _candidate_statistics(rule: str, kernels: dict[str, tuple[Any, int]]) -> dict[str, Any]:
-    """TOM's candidate blocks of the kernels a run launched, in the terms of the paper's
-    statistics: how many (sec. 6.6), how long, and the most registers one holds live against
-    a whole thread's (sec. 6.4)."""
-    blocks = [c for candidates, _ in kernels.values() for c in candidates]
-    sizes = [c.num_instructions for c in blocks]
-    return {
-        "rule": rule,
-        "blocks": len(blocks),
-        "instructions_mean": float(np.mean(sizes)) if sizes else 0.0,
-        "instructions_max": max(sizes, default=0),
-        "live_registers_max": max((c.live_registers for c in blocks), default=0),
-        "thread_live_registers_max": max((t for _, t in kernels.values()), default=0),
-    }
-
-
 def _record_seen(learning: LearningPhase, index: int, off: ofl.OffloadState) -> None:
     """Hand the instances of launch ``index`` that the analyzer saw whole to the phase."""
     learning.record(index, np.flatnonzero(off.inst_home == ofl.SEEN))
@@ -223,6 +204,8 @@ class GpuSystem:
         self.system_dram = dram.model_copy(update={"organization": org})
         self.capacity_bytes = cubes * dram.organization.capacity_bytes
         self.network = build_network(cubes, host=True, topology=c.links.cube_topology)
+        self.address_mapping = ADDRESS_MAPPINGS.get(c.memory.mapping)()
+        self.scheme = OFFLOAD_SCHEMES.get(c.ndp.offload)() if c.ndp else None
         self.mapping = self._mapping()
         # SMs 0 .. gpu_sms-1 are the GPU's; with near-data processing one SM per stack follows
         self.gpu_sms = c.sm.count
@@ -236,7 +219,6 @@ class GpuSystem:
     def _mapping(self) -> AddressMapping:
         c = self.config
         o = self.dram_preset.organization
-        cube_bits = _log2(c.memory.cubes, "memory.cubes")
         fields = [
             ("channel", _log2(o.channels, "DRAM channels")),
             ("column", _log2(o.columns, "DRAM columns")),
@@ -245,38 +227,16 @@ class GpuSystem:
             ("bank", _log2(o.banks, "DRAM banks")),
             ("row", _log2(o.rows, "DRAM rows")),
         ]
-        line_bits = _log2(LINE_BYTES, "line size")
-        if c.memory.mapping == "interleaved":
-            # consecutive lines over cubes, then vaults (TOM sec. 5.1)
-            layout = [("offset", line_bits), ("cube", cube_bits), *fields]
-        else:
-            # a page lives in one cube (random page placement, SNDP sec. 5): lines of a page
-            # interleave over that cube's vaults, the cube comes from the page frame number
-            below = _log2(c.memory.page_bytes, "memory.page_bytes") - line_bits
-            inside: list[tuple[str, int]] = []
-            rest = dict(fields)
-            for name, width in fields:
-                take = min(width, below)
-                if take:
-                    inside.append((name, take))
-                    rest[name] -= take
-                    below -= take
-            if below > 0:
-                raise ConfigError("memory.page_bytes is larger than one cube's address space")
-            above = [(name, rest[name]) for name, _ in fields if rest[name]]
-            layout = [("offset", line_bits), *inside, ("cube", cube_bits), *above]
-        xor = {}
-        if c.memory.xor_cube and c.memory.mapping == "interleaved" and cube_bits:
-            mapping = AddressMapping.from_layout(layout)
-            row_bits = mapping.bits["row"]
-            xor = {"cube": row_bits[:cube_bits]}
-        return AddressMapping.from_layout(layout, xor)
+        return self.address_mapping.mapping(
+            fields, _log2(c.memory.cubes, "memory.cubes"), _log2(LINE_BYTES, "line size"),
+            _log2(c.memory.page_bytes, "memory.page_bytes"), c.memory.xor_cube,
+        )  # fmt: skip
 
     def _page_table(self, memory: DeviceMemory, seed: int) -> PageTable:
         c = self.config.memory
-        placement = "random" if c.mapping == "random-page" else "identity"
         return PageTable.build(BASE_ADDRESS, memory.size_bytes, c.page_bytes,
-                               self.capacity_bytes // c.page_bytes, placement, seed)  # fmt: skip
+                               self.capacity_bytes // c.page_bytes,
+                               self.address_mapping.placement, seed)  # fmt: skip
 
     def _links(self):
         c = self.config
@@ -362,7 +322,9 @@ class GpuSystem:
         p[model.M_HIST_BIN_PS] = self.core.time(LATENCY_BIN_CYCLES)
         p[model.M_GPU_SMS] = self.gpu_sms
         p[model.M_IDEAL] = int(bool(c.ndp and c.ndp.ideal))
-        p[model.M_WRITE_INVALIDATIONS] = int(bool(c.ndp and c.ndp.offload == "sndp"))
+        p[model.M_WRITE_INVALIDATIONS] = int(
+            bool(self.scheme and self.scheme.stack_writes_invalidate)
+        )
         bits, xor = self.mapping.arrays()
         remap_bits, remap_xor = bits, xor
         remap = np.zeros((0, 2), dtype=np.int64)
@@ -432,10 +394,10 @@ class GpuSystem:
         labels = [self._link_label(i) for i in range(len(links.busy_ps))]
         sm_params = self._sm_params()
         sm_periods = self._sm_periods()
-        ratio = RatioController.for_config(c.ndp, self.core) if c.ndp else None
+        ratio = self.scheme.controller(c.ndp, self.core) if self.scheme else None
         sm_stats = np.zeros((self.sms, len(smmod.SM_STAT_NAMES)), dtype=np.int64)
         offload_stats = np.zeros((c.memory.cubes, len(ofl.OFFLOAD_STAT_NAMES)), dtype=np.int64)
-        fewest_credits = self._credit_capacity() if c.ndp else np.zeros(3, dtype=np.int64)
+        fewest_credits = credit_capacity(c.ndp) if c.ndp else np.zeros(3, dtype=np.int64)
         learning = plan.learning if plan else None
         if learning is not None and learning.left:
             self._learning_latency(links, True)
@@ -500,29 +462,15 @@ class GpuSystem:
 
     def _new_plan(self) -> OffloadPlan:
         """An empty plan, once the NDP settings are known to fit together."""
-        c = self.config
-        ndp = c.ndp
-        if ndp.offload == "sndp" and ndp.mapping != "baseline":
-            raise ConfigError("ndp.mapping = 'learned' is TOM's; SNDP places data by "
-                              "memory.mapping (random 4 KB pages)")  # fmt: skip
-        if ndp.mapping == "learned" and c.memory.mapping != "interleaved":
-            raise ConfigError("ndp.mapping = 'learned' needs memory.mapping = 'interleaved'")
+        self.scheme.check(self.config)
         return OffloadPlan()
 
     def _plan_launch(self, plan, work, trace, module, page_table) -> None:
         """The offload pass on the next launch: its candidate blocks, their instances in the
         trace, and the lines each instance touches."""
-        from ndpsim.analysis.sndp import sndp_blocks
-        from ndpsim.analysis.tom import thread_live_registers, tom_candidates
-
-        ndp = self.config.ndp
         function = module.function(trace.info.kernel)
-        if ndp.offload == "sndp":
-            candidates = sndp_blocks(function)
-        else:
-            candidates = tom_candidates(function, ndp.blocks)
-            if function.name not in plan.kernels:
-                plan.kernels[function.name] = (candidates, thread_live_registers(function))
+        candidates = OFFLOAD_PASSES.get(self.scheme.offload_pass(self.config.ndp))(function)
+        self.scheme.note_kernel(plan.kernels, function, candidates)
         instances = find_instances(work, candidates)
         owner, vlines, positions = instance_lines(work, instances)
         plines = self._physical_lines(page_table, vlines)
@@ -559,15 +507,11 @@ class GpuSystem:
             _, instances, dest, _ = plan.launches[index]
             line_stacks = stacks_of(self.mapping, plan.remap, plan.remap_mapping,
                                     acc.physical_lines)  # fmt: skip
-            if c.ndp.offload == "sndp":
-                dest[:] = target_stacks(acc.tx_owner, positions, line_stacks, len(instances),
-                                        c.memory.cubes, c.ndp.target)  # fmt: skip
-            else:  # TOM: the stack of the block's first access (footnote 4)
-                lines = first_access(acc.tx_owner, acc.physical_lines, len(instances))
-                touching = lines >= 0
-                dest[:] = -1
-                dest[touching] = stacks_of(self.mapping, plan.remap, plan.remap_mapping,
-                                           lines[touching])  # fmt: skip
+            dest[:] = self.scheme.destinations(
+                acc.tx_owner, positions, acc.physical_lines, line_stacks,
+                partial(stacks_of, self.mapping, plan.remap, plan.remap_mapping),
+                len(instances), c,
+            )  # fmt: skip
             plan.single_stack[index] = single_stack_counts(acc.tx_owner, line_stacks)
 
     def _end_learning(self, plan: OffloadPlan, memory, page_table, now: int) -> None:
@@ -623,15 +567,12 @@ class GpuSystem:
             return ofl.no_offload()
         c = self.config
         ndp = c.ndp
-        sndp = ndp.offload == "sndp"
         candidates, instances, dest, registers = plan.launches[index]
         p = np.zeros(ofl.OFFLOAD_PARAMS, dtype=np.int64)
-        p[ofl.O_MODE] = ofl.MODE_SNDP if sndp else ofl.MODE_TOM
+        p[ofl.O_MODE] = self.scheme.mode
         p[ofl.O_CONTROL] = int(ndp.control and not ndp.ideal)
         p[ofl.O_WARP_LIMIT] = int(ndp.warp_limit)
-        # footnote 4 and sec. 4.4.2 are overheads of offloading, which the ideal system has not
-        p[ofl.O_RUN_TO_FIRST_ACCESS] = int(not sndp and ndp.run_to_first_access and not ndp.ideal)
-        p[ofl.O_FLUSH_STACK_L1] = int(not sndp and ndp.flush_stack_l1 and not ndp.ideal)
+        self.scheme.configure(p, ndp)
         p[ofl.O_LATENCY_PS] = 0 if ndp.ideal else self.core.time(ndp.offload_latency_cycles)
         p[ofl.O_CAPACITY] = ndp.stack_warps
         p[ofl.O_HEADER] = c.links.header_bytes
@@ -644,8 +585,7 @@ class GpuSystem:
         p[ofl.O_READY_PACKETS] = ndp.ready_packets
         tx, rx = self._host_links()
         credits = (ndp.command_entries, ndp.read_data_entries, ndp.write_address_entries)
-        if sndp:
-            self._check_blocks_fit(candidates, credits)
+        self.scheme.check_blocks(candidates, ndp)
         observe = plan.learning.left if plan.learning else 0
         probe = first_access(plan.accesses[index].tx_owner, plan.positions[index], len(instances))
         off = build_offload_state(work, candidates, instances, dest, registers, p, tx, rx,
@@ -661,18 +601,6 @@ class GpuSystem:
         off.monitor[0] = now
         off.monitor[2 : 2 + cubes] = links.busy_ps[off.tx_link]
         off.monitor[2 + cubes :] = links.busy_ps[off.rx_link]
-
-    @staticmethod
-    def _check_blocks_fit(blocks, credits) -> None:
-        """A block needing more buffer entries than an NSU has would wait for credits forever."""
-        _, read_data, write_address = credits
-        for b in blocks:
-            if b.n_ld > read_data or b.n_st > write_address:
-                raise ConfigError(
-                    f"SNDP block at pcs {b.begin}-{b.end} has {b.n_ld} loads and {b.n_st} "
-                    f"stores; ndp.read_data_entries ({read_data}) and "
-                    f"ndp.write_address_entries ({write_address}) must hold them"
-                )
 
     def _does_not_fit(self, trace, work) -> str:
         c = self.config.sm
@@ -727,10 +655,6 @@ class GpuSystem:
         end = max(reached, start)
         return end, events, pool
 
-    def _credit_capacity(self) -> np.ndarray:
-        ndp = self.config.ndp
-        return np.array([ndp.command_entries, ndp.read_data_entries, ndp.write_address_entries])
-
     def _check_drained(self, sm, l1, l2, mem, dram, pool, off, trace) -> None:
         """A finished kernel leaves nothing behind: every request completed and every queue,
         MSHR and warp slot is empty. Anything else is a bug in the model, not a result."""
@@ -754,18 +678,18 @@ class GpuSystem:
             schedulers * int(sm.stats[:, smmod.T_CLOCKS].sum()) - outcomes
         )
         if off.stats.shape[0]:
-            capacity = self._credit_capacity()
+            capacity = credit_capacity(self.config.ndp)
             acked = int(off.stats[:, ofl.K_ACKED].sum())
             left["offloads never acknowledged"] = sent - acked
             left["warps waiting for credits"] = int((off.credit_head >= 0).sum())
             left["packets in ready buffers"] = int(off.ready_packets.sum())
             left["overdrawn credits"] = int((off.credits_low < 0).sum())
-            if off.params[ofl.O_MODE] == ofl.MODE_SNDP:  # every reserved entry was given back
-                left["NSU buffer entries not returned"] = int((capacity - off.credits).sum())
-                packets = int(off.stats[:, [ofl.K_RDF, ofl.K_WTA]].sum())
-                left["RDF/WTA packets that never reached their NSU"] = packets - int(
-                    off.pos_arrived.sum()
-                )
+            # every reserved buffer entry was given back (none is, without credits)
+            left["stack buffer entries not returned"] = int((capacity - off.credits).sum())
+            packets = int(off.stats[:, [ofl.K_RDF, ofl.K_WTA]].sum())
+            left["RDF/WTA packets that never reached their NSU"] = packets - int(
+                off.pos_arrived.sum()
+            )
         broken = {name: n for name, n in left.items() if n}
         if broken:
             raise SimulationError(
@@ -793,7 +717,7 @@ class GpuSystem:
         rdf, wta = int(off[ofl.K_RDF]), int(off[ofl.K_WTA])
         rdf_at_l2 = rdf - int(off[ofl.K_RDF_L1_HITS])  # those the L2 looked up
         rdf_missed = rdf - int(off[ofl.K_RDF_HITS])  # the owning vault forwards their data
-        sndp = bool(c.ndp and c.ndp.offload == "sndp")
+        invalidating = mem.params[model.M_WRITE_INVALIDATIONS] != 0
         ideal = bool(c.ndp and c.ndp.ideal)
         served = d[:, ctl.S_READS_DONE] + d[:, ctl.S_WRITES_DONE]
         checks = [  # (component, what, found, expected)
@@ -810,7 +734,7 @@ class GpuSystem:
              + rdf_missed, int(packets[to_cube, linkmod.READ_REQUEST].sum())),
             ("GPU links", "invalidations of NSU writes",
              int(packets[from_cube, linkmod.OTHER].sum()),
-             int(off[ofl.K_NSU_WRITES]) if sndp else 0),
+             int(off[ofl.K_NSU_WRITES]) if invalidating else 0),
             ("cube network", "writes acknowledged",
              int(packets[cube_links, linkmod.WRITE_ACK].sum()),
              int(packets[cube_links, linkmod.WRITE_REQUEST].sum())),
@@ -915,7 +839,7 @@ class GpuSystem:
         registry = StatsRegistry()
         registry.adopt("sm", smmod.SM_STAT_NAMES, sm_stats[: self.gpu_sms])
         if c.ndp:
-            processors = "nsu" if c.ndp.offload == "sndp" else "stack_sm"
+            processors = self.scheme.processor
             registry.adopt(processors, smmod.SM_STAT_NAMES, sm_stats[self.gpu_sms :],
                            [f"stack{k}" for k in range(c.memory.cubes)])  # fmt: skip
             registry.adopt("offload", ofl.OFFLOAD_STAT_NAMES, offload_stats,
@@ -993,26 +917,8 @@ class GpuSystem:
             "offloaded_instruction_fraction": stack_threads / threads if threads else 0.0,
             "colocation": plan.colocation,
         }
-        if self.config.ndp.offload == "tom":
-            out["candidates"] = _candidate_statistics(self.config.ndp.blocks, plan.kernels)
-            learning = plan.learning
-            if learning is None:
-                out["mapping"] = {"bits": "baseline"}
-                return out
-            out["learning_us"] = learning.end_ps / 1e6  # when the phase ended
-            out["mapping"] = learning.choice.as_dict()
-            return out
-        capacity = self._credit_capacity()
-        out["rdf_hit_rate"] = (totals["rdf_cache_hits"] / totals["rdf_packets"]
-                               if totals["rdf_packets"] else 0.0)  # fmt: skip
-        out["ratio_timeline"] = [list(point) for point in ratio.timeline]
-        out["ratio_mean"] = time_weighted_ratio(ratio.timeline, time_ps / 1e6)
-        out["credits"] = {
-            **{name: {"most_reserved": int(capacity[k] - fewest_credits[k]),
-                      "capacity": int(capacity[k])}
-               for k, name in enumerate(ofl.CREDIT_NAMES)},
-            "overdrawn": int((fewest_credits < 0).sum()),
-        }  # fmt: skip
+        out.update(self.scheme.summary(plan, totals, ratio, fewest_credits, time_ps,
+                                       self.config.ndp))  # fmt: skip
         return out
 
     def _link_label(self, i: int) -> str:
@@ -1035,8 +941,7 @@ class GpuSystem:
     def _processor_label(self, s: int) -> str:
         if s < self.gpu_sms:
             return f"sm{s}"
-        unit = "nsu" if self.config.ndp.offload == "sndp" else "stack-sm"
-        return f"{unit}{s - self.gpu_sms}"
+        return f"{self.scheme.processor.replace('_', '-')}{s - self.gpu_sms}"
 
     def _summary(self, registry, time_ps, cycles, instructions, threads, links):
         net = self.network

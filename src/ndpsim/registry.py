@@ -1,0 +1,87 @@
+"""A named collection of registered components, filled by the modules of one package.
+
+Each family of pluggable parts (compiler passes, address mappings, offload schemes, epoch
+controllers) keeps one :class:`Registry`. Its shipped members are the modules of a package:
+every module there registers its member when imported, and the registry imports them all on
+first use, so adding a member is one file with one registration line and nothing else to
+edit. A member defined
+elsewhere (a researcher's own module, a test's temporary one) registers the same way when
+imported.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterator
+from typing import Generic, TypeVar
+
+from ndpsim.errors import ConfigError
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """Members of one family by name. ``what`` names the family in error messages; the modules
+    of ``package`` (dotted) are imported before the first lookup."""
+
+    def __init__(self, what: str, package: str | None = None):
+        self.what = what
+        self.package = package
+        self._members: dict[str, T] = {}
+        self._loaded = package is None
+
+    def register(self, name: str) -> Callable[[T], T]:
+        """A decorator (or call) that registers a member under ``name``; a name taken by another
+        member is an error, registering the same object again is not (a module imported twice
+        under different names, as pytest may do)."""
+
+        def add(member: T) -> T:
+            taken = self._members.get(name)
+            if taken is not None and taken is not member and _qualname(taken) != _qualname(member):
+                raise ConfigError(f"{self.what} {name!r} is registered twice")
+            self._members[name] = member
+            return member
+
+        return add
+
+    def unregister(self, name: str) -> None:
+        """Forget a member (for tests that register one of their own)."""
+        self._members.pop(name, None)
+
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        package = importlib.import_module(self.package)
+        for info in pkgutil.iter_modules(package.__path__):
+            importlib.import_module(f"{self.package}.{info.name}")
+
+    def get(self, name: str) -> T:
+        self._load()
+        if name not in self._members:
+            raise ConfigError(f"unknown {self.what} {name!r}; registered: {', '.join(self)}")
+        return self._members[name]
+
+    def names(self) -> list[str]:
+        self._load()
+        return sorted(self._members)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __contains__(self, name: object) -> bool:
+        self._load()
+        return name in self._members
+
+    def check(self, name: str) -> str:
+        """``name`` if it is registered, else a ValueError listing the members (the form a
+        pydantic validator raises, so a config file's error names the key and its line)."""
+        if name not in self:
+            raise ValueError(f"unknown {self.what} {name!r}; registered: {', '.join(self)}")
+        return name
+
+
+def _qualname(member: object) -> str:
+    kind = member if isinstance(member, type) else type(member)
+    return f"{kind.__module__}.{kind.__qualname__}"
