@@ -32,13 +32,12 @@ class Registry(Generic[T]):
         self._loaded = package is None
 
     def register(self, name: str) -> Callable[[T], T]:
-        """A decorator (or call) that registers a member under ``name``; a name taken by another
-        member is an error, registering the same object again is not (a module imported twice
-        under different names, as pytest may do)."""
+        """A decorator (or call) that registers a member under ``name``; a name another member
+        holds is an error."""
 
         def add(member: T) -> T:
-            taken = self._members.get(name)
-            if taken is not None and taken is not member and _qualname(taken) != _qualname(member):
+            taken = self._members.get(name, member)
+            if taken is not member and taken != member:
                 raise ConfigError(f"{self.what} {name!r} is registered twice")
             self._members[name] = member
             return member
@@ -81,7 +80,3 @@ class Registry(Generic[T]):
             raise ValueError(f"unknown {self.what} {name!r}; registered: {', '.join(self)}")
         return name
 
-
-def _qualname(member: object) -> str:
-    kind = member if isinstance(member, type) else type(member)
-    return f"{kind.__module__}.{kind.__qualname__}"

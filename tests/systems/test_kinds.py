@@ -19,7 +19,7 @@ from ndpsim.systems import (
     system_kinds,
     system_preset_names,
 )
-from ndpsim.systems.kinds import unregister_system_kind
+from ndpsim.systems.kinds import SYSTEM_KINDS
 from ndpsim.workloads import kernel_module, run_workload
 
 
@@ -83,4 +83,4 @@ def test_a_name_registered_twice_is_refused():
         with pytest.raises(ConfigError, match="registered twice"):
             register_system_kind(SystemKind("toy", _Tagged, build=lambda c: None))
     finally:
-        unregister_system_kind("toy")
+        SYSTEM_KINDS.unregister("toy")

@@ -2,6 +2,7 @@
 registry (:mod:`ndpsim.systems.kinds`)."""
 
 from ndpsim.systems.kinds import (
+    SYSTEM_KINDS,
     RunResult,
     System,
     SystemKind,
@@ -9,13 +10,13 @@ from ndpsim.systems.kinds import (
     load_system,
     load_system_config,
     register_system_kind,
-    system_kind,
     system_kinds,
     system_preset_names,
     system_settings,
 )
 
 __all__ = [
+    "SYSTEM_KINDS",
     "RunResult",
     "System",
     "SystemKind",
@@ -23,7 +24,6 @@ __all__ = [
     "load_system",
     "load_system_config",
     "register_system_kind",
-    "system_kind",
     "system_kinds",
     "system_preset_names",
     "system_settings",

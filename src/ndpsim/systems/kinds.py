@@ -12,7 +12,6 @@ no system class.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -21,11 +20,7 @@ from pydantic import ConfigDict, create_model
 
 from ndpsim.config import Setting, Strict, load_layered, preset_names, settings, validate
 from ndpsim.errors import ConfigError
-
-#: The modules that register the shipped system kinds when imported. A new kind is a folder
-#: under ``systems/`` plus one line here (or, outside the package, a call to
-#: :func:`register_system_kind` in any module imported before its presets are loaded).
-BUILTIN_KINDS = ("ndpsim.systems.gpu",)
+from ndpsim.registry import Registry
 
 
 @runtime_checkable
@@ -73,7 +68,10 @@ class SystemKind:
     description: str = ""
 
 
-_KINDS: dict[str, SystemKind] = {}
+#: The kinds by name. A shipped kind is a folder under ``systems/`` whose ``__init__`` calls
+#: :func:`register_system_kind`; the registry imports every module of ``ndpsim.systems`` on
+#: first use. A kind defined elsewhere registers when its module is imported.
+SYSTEM_KINDS: Registry[SystemKind] = Registry("system kind", "ndpsim.systems")
 
 
 def register_system_kind(kind: SystemKind) -> SystemKind:
@@ -84,29 +82,12 @@ def register_system_kind(kind: SystemKind) -> SystemKind:
             f"system kind {kind.name!r}: its config model {kind.config.__name__} needs a field "
             f"kind: Literal[{kind.name!r}]"
         )
-    if _KINDS.get(kind.name, kind) is not kind:
-        raise ConfigError(f"system kind {kind.name!r} is registered twice")
-    _KINDS[kind.name] = kind
-    return kind
-
-
-def unregister_system_kind(name: str) -> None:
-    """Forget a kind (tests that register one in a temporary module clean up with this)."""
-    _KINDS.pop(name, None)
+    return SYSTEM_KINDS.register(kind.name)(kind)
 
 
 def system_kinds() -> dict[str, SystemKind]:
-    """Every registered kind by name, the shipped ones first."""
-    for module in BUILTIN_KINDS:
-        importlib.import_module(module)
-    return dict(_KINDS)
-
-
-def system_kind(name: str) -> SystemKind:
-    kinds = system_kinds()
-    if name not in kinds:
-        raise ConfigError(f"unknown system kind {name!r}; registered: {', '.join(kinds)}")
-    return kinds[name]
+    """Every registered kind by name."""
+    return {name: SYSTEM_KINDS.get(name) for name in SYSTEM_KINDS}
 
 
 def _kind_of(data: dict, source: str, files: list[str]) -> SystemKind:
@@ -155,7 +136,7 @@ def system_settings(name: str, overrides: dict | None = None) -> list[Setting]:
 
 def build_system(config: Any) -> System:
     """The hardware ``config`` describes, built by its kind's builder."""
-    return system_kind(config.kind).build(config)
+    return SYSTEM_KINDS.get(config.kind).build(config)
 
 
 def load_system(name: str, overrides: dict | None = None) -> System:
