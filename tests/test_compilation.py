@@ -5,7 +5,7 @@ from numba import njit
 from numba.core import event
 
 from ndpsim.compilation import watch_compilation_for_good, watching_compilation
-from ndpsim.reproduce.runner import _flag_compilations
+from ndpsim.experiments.runner import _flag_compilations
 
 
 def _fresh_functions():

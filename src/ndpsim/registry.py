@@ -79,4 +79,3 @@ class Registry(Generic[T]):
         if name not in self:
             raise ValueError(f"unknown {self.what} {name!r}; registered: {', '.join(self)}")
         return name
-

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ndpsim.cli.main import app
-from ndpsim.reproduce.tom import VARIANT_NAMES
+from ndpsim.experiments.papers.tom import VARIANT_NAMES
 
 runner = CliRunner()
 

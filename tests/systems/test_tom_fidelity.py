@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ndpsim.experiments.papers import tom as tom_experiment
 from ndpsim.hw.gpu import offload as ofl
-from ndpsim.reproduce import tom as tom_experiment
 from ndpsim.systems import load_system_config
 from ndpsim.systems.gpu import GpuSystem
 from ndpsim.workloads import kernel_module, run_workload
@@ -51,7 +51,7 @@ def test_a_gpu_stack_link_carries_half_of_its_80_gbps_each_way():
 def test_the_bandwidth_switches_are_multiples_of_the_80_gbps_link(
     internal, cross, internal_gbps, cross_gbps_each_way
 ):
-    for variant in tom_experiment.variants(1, internal, cross):
+    for variant in tom_experiment.PAPER.variants(internal_bw=internal, cross_bw=cross):
         config = load_system_config(variant.preset, variant.overrides)
         assert config.memory.internal_gbps == internal_gbps
         if config.ndp is not None:
@@ -139,7 +139,7 @@ def test_the_ideal_system_keeps_the_stack_sms_warp_limit_and_its_unbounded_twin_
 
 def test_the_reproduction_runs_the_ideal_with_the_warp_limit_and_names_the_unbounded_one():
     by_name = {
-        v.name: v.overrides["ndp"] for v in tom_experiment.variants() if "ndp" in v.overrides
+        v.name: v.overrides["ndp"] for v in tom_experiment.PAPER.variants() if "ndp" in v.overrides
     }
     assert by_name["ideal"]["ideal"] and by_name["ideal"]["warp_limit"]
     assert by_name["ideal-unbounded"]["ideal"] and not by_name["ideal-unbounded"]["warp_limit"]

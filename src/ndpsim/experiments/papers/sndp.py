@@ -13,13 +13,22 @@ traffic, energy, fractions) by arithmetic mean.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ndpsim.errors import ConfigError
-from ndpsim.reproduce import averages as means
-from ndpsim.reproduce.report import Rows
-from ndpsim.reproduce.runner import Variant, provenance
+from ndpsim.experiments.paper import (
+    Claim,
+    Figure,
+    Paper,
+    PaperNumbers,
+    Rows,
+    Study,
+    Switch,
+    Table,
+    register,
+)
+from ndpsim.experiments.papers import sndp_target
+from ndpsim.experiments.results import results_document
+from ndpsim.experiments.runner import Variant
 
 #: SNDP's ten workloads (Table 1); ``spmv`` is our MiniFE (its kernel is a sparse mat-vec).
 WORKLOADS = ("bp", "bfs", "bicg", "fwt", "km", "spmv", "sp", "stn", "stcl", "vadd")
@@ -35,19 +44,17 @@ VARIANT_NAMES = (*BASELINE_NAMES, *NDP_NAMES)
 #: Not a system: per workload, the best of the static ratios that ran (sec. 7.1 compares the
 #: dynamic ratio with it).
 BEST_STATIC = "best-static"
-NSU_MHZ = (350, 175)
-TARGETS = ("first", "optimal")
 
 #: The paper's averages (sec. 6, 7.2-7.4; the figures' bars are not given as numbers). Speedups
 #: are "x% on average" read as 1 + x; the paper does not say which mean it takes.
 # fmt: off
-PAPER = {
+PAPER_AVERAGES = {
     "speedup": {"naive": 0.48, "dyn": 1.149, "dyn-cache": 1.179},
     "energy": {"dyn": 0.925, "dyn-cache": 0.914},
 }
 #: With the NSU at 175 MHz (sec. 7.6): the only average given, for the dynamic ratio with
 #: cache-locality awareness.
-PAPER_175MHZ = {"speedup": {"dyn-cache": 1.141}}
+PAPER_AVERAGES_175MHZ = {"speedup": {"dyn-cache": 1.141}}
 #: Per-workload figures the text states: {metric: {workload: {variant: value}}}.
 PAPER_WORKLOADS = {
     "speedup": {
@@ -74,24 +81,13 @@ PAPER_NOTES = (
 # fmt: on
 
 
-def variants(nsu_mhz: int = 350, target: str = "first",
-             names: Iterable[str] | None = None) -> list[Variant]:  # fmt: skip
-    """The systems, with the NSU clock and the target-NSU policy applied to every NDP system;
-    ``names`` selects a subset (in the order of :data:`VARIANT_NAMES`)."""
-    if nsu_mhz not in NSU_MHZ:
-        raise ConfigError(f"the NSU clock must be one of {NSU_MHZ} MHz, got {nsu_mhz}")
-    if target not in TARGETS:
-        raise ConfigError(f"the target NSU policy must be one of {TARGETS}, got {target!r}")
-    wanted = set(VARIANT_NAMES if names is None else names)
-    unknown = wanted - set(VARIANT_NAMES)
-    if unknown:
-        raise ConfigError(f"unknown SNDP variant(s) {', '.join(sorted(unknown))}; expected "
-                          f"some of {', '.join(VARIANT_NAMES)}")  # fmt: skip
+def build_variants(nsu_mhz: int, target: str) -> list[Variant]:
+    """The systems, with the NSU clock and the target-NSU policy applied to every NDP system."""
 
     def ndp(**decision: Any) -> dict[str, Any]:
         return {"ndp": {**decision, "nsu_clock_ghz": nsu_mhz / 1000, "target": target}}
 
-    every = [
+    return [
         Variant("baseline", "sndp-baseline", {}),
         Variant("baseline-morecore", "sndp-baseline", {"sm": {"count": 72}}),
         Variant("naive", "sndp-ndp", ndp(decision="always")),
@@ -100,15 +96,6 @@ def variants(nsu_mhz: int = 350, target: str = "first",
         Variant("dyn", "sndp-ndp", ndp(decision="dynamic")),
         Variant("dyn-cache", "sndp-ndp", ndp(decision="dynamic", cache_aware=True)),
     ]  # fmt: skip
-    return [v for v in every if v.name in wanted]
-
-
-def paper_averages(nsu_mhz: int = 350) -> dict[str, dict[str, float]]:
-    return PAPER if nsu_mhz == 350 else PAPER_175MHZ
-
-
-def paper_workloads(nsu_mhz: int = 350) -> dict[str, dict[str, dict[str, float]]]:
-    return PAPER_WORKLOADS if nsu_mhz == 350 else PAPER_WORKLOADS_175MHZ
 
 
 # ------------------------------------------------------------------ one run's raw quantities
@@ -220,31 +207,21 @@ def best_static(per_variant: dict[str, dict[str, dict[str, float]]]) -> dict[str
     return out
 
 
-def document(runs, size: str, seed: int, switches: dict[str, Any],
-             figure5: dict | None = None) -> dict[str, Any]:  # fmt: skip
+def document(runs, size: str, seed: int, switches: dict[str, Any]) -> dict[str, Any]:
     """The ``--json`` document: each variant's per-workload metrics at the top level (variant
     names as keys, plus ``best-static``), their means under ``average``, the paper's figures
-    under ``paper``; the dynamic ratio over time, the raw credit records and the Figure 5
-    study beside them."""
-    nsu_mhz = switches.get("nsu_mhz", 350)
+    under ``paper``; the dynamic ratio over time and the raw credit records beside them."""
     per_variant = metrics(runs)
-    ran = [n for n in (*VARIANT_NAMES, BEST_STATIC) if n in per_variant]
-    doc: dict[str, Any] = {name: per_variant[name] for name in ran}
-    doc["average"] = means.averages(per_variant)
-    doc["mean"] = means.which_mean("workloads")
-    doc["paper"] = {"average": paper_averages(nsu_mhz), "workloads": paper_workloads(nsu_mhz),
-                    "notes": list(PAPER_NOTES), "nsu_mhz": nsu_mhz}  # fmt: skip
-    doc["meta"] = {"experiment": "sndp", "size": size, "seed": seed,
-                   "workloads": list(runs), "paper_names": PAPER_NAMES,
-                   "variants": [n for n in VARIANT_NAMES if n in per_variant],
-                   "switches": switches,
-                   **provenance(runs)}  # fmt: skip
+    paper = PAPER.numbers_for(switches)
+    numbers = {"average": paper.averages, "workloads": paper.workloads,
+               "notes": list(paper.notes), "nsu_mhz": switches.get("nsu_mhz", 350)}  # fmt: skip
+    meta = {"paper_names": PAPER_NAMES,
+            "variants": [n for n in VARIANT_NAMES if n in per_variant]}  # fmt: skip
+    doc = results_document(PAPER, runs, per_variant, size, seed, switches, numbers, meta)
     offloads = {(w, v): r["summary"].get("offload") or {}
                 for w, by in runs.items() for v, r in by.items()}  # fmt: skip
     doc["ratio_timeline"] = _by_variant(offloads, "ratio_timeline")
     doc["credits"] = _by_variant(offloads, "credits")
-    if figure5 is not None:
-        doc["figure5"] = figure5
     return doc
 
 
@@ -256,21 +233,14 @@ def _by_variant(offloads: dict[tuple[str, str], dict], key: str) -> dict[str, di
     return out
 
 
-# ------------------------------------------------------------------------ tables beyond rows
-def split_rows(doc: dict[str, Any], variants: Sequence[str], parts: Sequence[str],
-               total: str) -> Rows:  # fmt: skip
-    """A stacked figure's averages: (variant, [mean of each part..., mean total])."""
-    return [(v, [doc["average"].get(v, {}).get(p) for p in (*parts, total)])
-            for v in variants if v in doc["average"]]  # fmt: skip
-
-
+# ------------------------------------------------------------------------ tables beyond figures
 def credit_rows(doc: dict[str, Any]) -> tuple[list[str], Rows]:
     """NSU buffer credits per NDP system: the largest fraction of each buffer ever reserved
     (over the workloads) and the overdrawn reservations summed (must be 0)."""
     kinds = sorted({k.removeprefix("credits_peak_") for v in NDP_NAMES
                     for m in doc.get(v, {}).values() for k in m
                     if k.startswith("credits_peak_")})  # fmt: skip
-    rows = []
+    rows: Rows = []
     for v in NDP_NAMES:
         by_workload = doc.get(v, {})
         if not any("credits_overdrawn" in m for m in by_workload.values()):
@@ -282,19 +252,19 @@ def credit_rows(doc: dict[str, Any]) -> tuple[list[str], Rows]:
     return [*(f"{k} (max used)" for k in kinds), "overdrawn"], rows
 
 
-def claims(doc: dict[str, Any]) -> list[tuple[str, float | None, float]]:
-    """Each per-workload figure the paper states for a workload that ran, ours beside it
-    (None when the variant did not run): (what, ours, paper)."""
-    ran = set(doc["meta"]["workloads"])
-    out = []
-    for metric, by_workload in doc["paper"]["workloads"].items():
-        for workload, by_variant in by_workload.items():
-            if workload not in ran:
-                continue
-            for variant, value in by_variant.items():
-                ours = doc.get(variant, {}).get(workload, {}).get(metric)
-                label = f"{PAPER_NAMES.get(workload, workload)} {variant} {metric}"
-                out.append((label, ours, value))
+def tables(doc: dict[str, Any]) -> list[Table]:
+    """The NSU buffer credits, when an NDP system ran."""
+    columns, rows = credit_rows(doc)
+    if not rows:
+        return []
+    title = "NSU buffer credits: largest fraction reserved, overdrawn reservations"
+    return [Table(title, columns, rows, "system")]
+
+
+def claims(doc: dict[str, Any]) -> list[Claim]:
+    """The text's statements about every workload: Baseline_MoreCore gains less than 3% but
+    on KMN, NaiveNDP slows every workload down."""
+    out: list[Claim] = []
     morecore = [m["speedup"] for w, m in doc.get("baseline-morecore", {}).items() if w != "km"]
     if morecore:
         out.append(("baseline-morecore: best speedup but KMN's (paper: below)",
@@ -305,32 +275,70 @@ def claims(doc: dict[str, Any]) -> list[tuple[str, float | None, float]]:
     return out
 
 
-#: The figures: (file stem, title, metric per variant, variants shown, stacked parts)
+NORMALIZED = "normalized to the baseline"
+# fmt: off
 FIGURES = (
-    ("fig7_speedup", "Figure 7: naive NDP speedup over the baseline (64 SMs)", "speedup",
-     ("baseline-morecore", "naive"), ()),
-    ("fig8_no_issue", "Figure 8: GPU no-issue cycles (normalized to the baseline's total)",
-     "stall", ("baseline", "baseline-morecore", "naive"),
-     ("stall_unit_busy", "stall_dependency", "stall_idle")),
-    ("fig9_speedup", "Figure 9: speedup of static and dynamic offload ratios", "speedup",
-     (*RATIO_NAMES, BEST_STATIC, "dyn", "dyn-cache"), ()),
-    ("fig10_energy", "Figure 10: energy (normalized to the baseline)", "energy",
-     ("baseline", "baseline-morecore", "naive", "dyn", "dyn-cache"), ENERGY_PARTS),
-    ("offloaded_instances", "Fraction of offload block instances offloaded",
-     "offloaded_instance_fraction", NDP_NAMES, ()),
-    ("offload_ratio", "Offload ratio, mean over time", "offload_ratio_mean", NDP_NAMES, ()),
-    ("rdf_hit_rate", "Read-and-forward packets answered by the GPU's caches", "rdf_hit_rate",
-     NDP_NAMES, ()),
-    ("gpu_traffic", "GPU off-chip link traffic (normalized to the baseline's off-chip total)",
-     "traffic_gpu", VARIANT_NAMES, ("traffic_tx", "traffic_rx")),
-    ("memory_network_mb", "Memory-network (hypercube) traffic in MB: data forwarded between "
-     "HMCs", "memory_to_memory_mb", VARIANT_NAMES, ()),
-)  # fmt: skip
+    Figure("fig7_speedup", "Figure 7: naive NDP speedup over the baseline (64 SMs)", "speedup",
+           ("baseline-morecore", "naive"), "speedup over the baseline (x)"),
+    Figure("fig8_no_issue", "Figure 8: GPU no-issue cycles (normalized to the baseline's total)",
+           "stall", ("baseline", "baseline-morecore", "naive"),
+           "no-issue cycles (normalized to the baseline's total)",
+           ("stall_unit_busy", "stall_dependency", "stall_idle")),
+    Figure("fig9_speedup", "Figure 9: speedup of static and dynamic offload ratios", "speedup",
+           (*RATIO_NAMES, BEST_STATIC, "dyn", "dyn-cache"), "speedup over the baseline (x)"),
+    Figure("fig10_energy", "Figure 10: energy (normalized to the baseline)", "energy",
+           ("baseline", "baseline-morecore", "naive", "dyn", "dyn-cache"),
+           f"energy ({NORMALIZED})", ENERGY_PARTS),
+    Figure("offloaded_instances", "Fraction of offload block instances offloaded",
+           "offloaded_instance_fraction", NDP_NAMES, "fraction of block instances"),
+    Figure("offload_ratio", "Offload ratio, mean over time", "offload_ratio_mean", NDP_NAMES,
+           "offload ratio"),
+    Figure("rdf_hit_rate", "Read-and-forward packets answered by the GPU's caches",
+           "rdf_hit_rate", NDP_NAMES, "fraction of packets"),
+    Figure("gpu_traffic", "GPU off-chip link traffic (normalized to the baseline's off-chip "
+           "total)", "traffic_gpu", VARIANT_NAMES,
+           "GPU link bytes (normalized to the baseline's off-chip total)",
+           ("traffic_tx", "traffic_rx")),
+    Figure("memory_network_mb", "Memory-network (hypercube) traffic in MB: data forwarded "
+           "between HMCs", "memory_to_memory_mb", VARIANT_NAMES, "memory-network traffic (MB)"),
+)
+
+SWITCHES = (
+    Switch("nsu_mhz", int, 350, "NSU clock of the NDP systems: 350 or 175.", choices=(350, 175),
+           directory="nsu{}",
+           numbers={175: PaperNumbers(PAPER_AVERAGES_175MHZ, PAPER_WORKLOADS_175MHZ,
+                                      PAPER_NOTES)}),
+    Switch("target", str, "first", "Target NSU: 'first' (sec. 4.1) or 'optimal' (Figure 5).",
+           choices=("first", "optimal"), directory="{}"),
+)
+# fmt: on
+
+PAPER = register(Paper(
+    name="sndp",
+    citation="Kim et al., Toward Standardized Near-Data Processing with Unrestricted Data "
+    "Placement for GPUs, SC 2017",
+    summary="SNDP (SC 2017): baseline GPUs vs NDP with naive, static-ratio and dynamic "
+    "offloading.",
+    workloads=WORKLOADS,
+    workload_names=PAPER_NAMES,
+    variant_names=VARIANT_NAMES,
+    derived_variants=(BEST_STATIC,),
+    build_variants=build_variants,
+    switches=SWITCHES,
+    figures=FIGURES,
+    numbers=PaperNumbers(PAPER_AVERAGES, PAPER_WORKLOADS, PAPER_NOTES),
+    metrics=metrics,
+    document=document,
+    claims=claims,
+    tables=tables,
+    studies=(Study("figure5", "SNDP Figure 5: target NSU study",
+                   "Only the Figure 5 target-NSU study (no simulation).", sndp_target.figure5,
+                   sndp_target.tables, sndp_target.figures),),
+))  # fmt: skip
 
 
-__all__ = ["BASELINE_NAMES", "BEST_STATIC", "ENERGY_PARTS", "FIGURES", "NDP_NAMES",
-           "NSU_MHZ", "PAPER", "PAPER_175MHZ", "PAPER_NAMES", "PAPER_NOTES", "PAPER_WORKLOADS",
-           "PAPER_WORKLOADS_175MHZ", "RATIOS", "RATIO_NAMES", "TARGETS", "VARIANT_NAMES",
-           "WORKLOADS", "best_static", "claims", "credit_peaks", "credit_rows",
-           "document", "metrics", "paper_averages", "paper_workloads", "split_rows",
-           "variants"]  # fmt: skip
+__all__ = ["BASELINE_NAMES", "BEST_STATIC", "ENERGY_PARTS", "FIGURES", "NDP_NAMES", "PAPER",
+           "PAPER_AVERAGES", "PAPER_AVERAGES_175MHZ", "PAPER_NAMES", "PAPER_NOTES",
+           "PAPER_WORKLOADS", "PAPER_WORKLOADS_175MHZ", "RATIOS", "RATIO_NAMES", "SWITCHES",
+           "VARIANT_NAMES", "WORKLOADS", "best_static", "build_variants", "claims",
+           "credit_peaks", "credit_rows", "document", "metrics", "tables"]  # fmt: skip

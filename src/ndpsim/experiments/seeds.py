@@ -3,7 +3,8 @@
 between two systems can be told from that noise.
 
 Each seed's results document is kept whole; this module only sets their figures side by side,
-averaging over the seeds the way the averages over workloads do (:mod:`ndpsim.reproduce.averages`).
+averaging over the seeds the way the averages over workloads do
+(:mod:`ndpsim.experiments.averages`); :mod:`ndpsim.reports` shows them.
 """
 
 from __future__ import annotations
@@ -11,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ndpsim.reproduce import averages as means
-from ndpsim.reproduce.report import Rows
+from ndpsim.experiments import averages as means
 
 #: The figures compared across seeds: those every reproduction normalizes to its baseline.
 METRICS = ("speedup", "energy")
@@ -51,54 +51,6 @@ def across_seeds(docs: Mapping[int, dict[str, Any]],
     return out
 
 
-def seed_rows(summary: dict[str, dict[str, Any]], metric: str,
-              paper: Mapping[str, float] | None = None) -> tuple[list[str], Rows]:  # fmt: skip
-    """A table of ``metric`` averaged over the workloads: a row per variant, a column per seed,
-    then the mean, min and max over the seeds and the paper's average when given."""
-    seeds = sorted({s for by in summary.values() if metric in by for s in by[metric]["per_seed"]})
-    columns = [*(f"seed {s}" for s in seeds), "mean", "min", "max"]
-    if paper:
-        columns.append("paper")
-    rows: Rows = []
-    for v, by in summary.items():
-        if metric not in by:
-            continue
-        m = by[metric]
-        values = [*(m["per_seed"].get(s) for s in seeds), m["mean"], m["min"], m["max"]]
-        if paper:
-            values.append(paper.get(v))
-        rows.append((v, values))
-    return columns, rows
-
-
-def write_png(path, title: str, summary: dict[str, dict[str, Any]], metric: str) -> None:
-    """Grouped bars of ``metric`` per workload and on average, one bar per variant at its mean
-    over the seeds, a whisker from the lowest seed to the highest."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    shown = {v: by[metric] for v, by in summary.items() if metric in by}
-    groups = list(next(iter(shown.values()))["workloads"]) if shown else []
-    fig, ax = plt.subplots(figsize=(max(6, 0.6 * (len(groups) + 1) * max(1, len(shown))), 3.6))
-    width = 0.8 / max(1, len(shown))
-    for k, (v, m) in enumerate(shown.items()):
-        entries = [m["workloads"][w] for w in groups] + [m]
-        xs = [g + (k - (len(shown) - 1) / 2) * width for g in range(len(entries))]
-        heights = [e["mean"] for e in entries]
-        below = [e["mean"] - e["min"] for e in entries]
-        above = [e["max"] - e["mean"] for e in entries]
-        ax.bar(xs, heights, width, yerr=[below, above], capsize=2, label=v)
-    ax.set_xticks(range(len(groups) + 1), [*(w.upper() for w in groups), "average"])
-    ax.axhline(1.0, color="gray", linewidth=0.6)
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7, ncol=min(len(shown), 5))
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
 def document(docs: Mapping[int, dict[str, Any]], experiment: str) -> dict[str, Any]:
     """The ``--json`` document of a run over several seeds: the comparison under
     ``across_seeds``, every seed's whole document under ``seeds``."""
@@ -112,4 +64,4 @@ def document(docs: Mapping[int, dict[str, Any]], experiment: str) -> dict[str, A
     }
 
 
-__all__ = ["METRICS", "across_seeds", "document", "seed_rows", "write_png"]
+__all__ = ["METRICS", "across_seeds", "document"]

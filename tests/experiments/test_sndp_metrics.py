@@ -9,8 +9,10 @@ import math
 import pytest
 
 from ndpsim.errors import ConfigError
-from ndpsim.reproduce import report, sndp
-from ndpsim.reproduce.averages import averages
+from ndpsim.experiments.averages import averages
+from ndpsim.experiments.papers import sndp
+from ndpsim.experiments.results import claims
+from ndpsim.reports.tables import figure_rows, split_rows
 
 
 def run(time_ps, *, tx=1000, rx=3000, m2m=0, stalls=(10, 60, 30), energy=None, offload=None):
@@ -148,7 +150,7 @@ def test_speedups_average_geometrically_and_everything_else_arithmetically(runs)
 
 
 def test_the_document_has_tom_s_shape_and_survives_json(runs):
-    doc = sndp.document(runs, "tiny", 3, {"nsu_mhz": 350, "target": "first"}, {"x": 1})
+    doc = sndp.document(runs, "tiny", 3, {"nsu_mhz": 350, "target": "first"})
     doc = json.loads(json.dumps(doc))
     for name in ("baseline", "naive", "ratio-0.2", "ratio-0.4", "dyn", sndp.BEST_STATIC):
         assert set(doc[name]) == {"vadd", "km"}
@@ -162,7 +164,6 @@ def test_the_document_has_tom_s_shape_and_survives_json(runs):
     assert doc["meta"]["switches"] == {"nsu_mhz": 350, "target": "first"}
     assert doc["ratio_timeline"]["dyn"]["km"] == [[0.0, 0.1], [1.0, 0.25]]
     assert doc["credits"]["naive"]["vadd"]["overdrawn"] == 0
-    assert doc["figure5"] == {"x": 1}
 
 
 def test_at_175_mhz_the_paper_column_is_the_175_mhz_result(runs):
@@ -173,29 +174,29 @@ def test_at_175_mhz_the_paper_column_is_the_175_mhz_result(runs):
 
 def test_tables_name_workloads_as_the_paper_does(runs):
     doc = sndp.document(runs, "tiny", 0, {"nsu_mhz": 350})
-    rows = report.figure_rows(doc, "speedup", ["naive"], sndp.PAPER["speedup"],
-                              sndp.PAPER_NAMES)  # fmt: skip
+    rows = figure_rows(doc, "speedup", ["naive"], sndp.PAPER_AVERAGES["speedup"],
+                       sndp.PAPER_NAMES)  # fmt: skip
     assert [label for label, _ in rows] == ["VADD", "KMN", "average (ours)", "average (paper)"]
     assert rows[-1][1] == [0.48]
 
 
 def test_split_credit_and_claim_rows_come_from_the_document(runs):
     doc = sndp.document(runs, "tiny", 0, {"nsu_mhz": 350})
-    split = dict(sndp.split_rows(doc, ["baseline", "naive"], ["stall_idle"], "stall"))
+    split = dict(split_rows(doc, ["baseline", "naive"], ["stall_idle"], "stall"))
     assert split["baseline"] == [pytest.approx(0.3), pytest.approx(1.0)]
     columns, rows = sndp.credit_rows(doc)
     assert columns[-1] == "overdrawn" and "read_data (max used)" in columns
     assert [name for name, _ in rows] == ["naive", "ratio-0.2", "ratio-0.4", "dyn"]
-    claims = {what: (ours, paper) for what, ours, paper in sndp.claims(doc)}
-    assert claims["KMN dyn speedup"] == (1.6, 1.668)
-    assert claims["KMN best-static speedup"] == (2.0, 1.636)
-    assert claims["VADD dyn speedup"] == (1000 / 850, 1.249)
-    assert claims["naive: best speedup (paper: every workload below)"] == (1.0, 1.0)
-    assert not any(what.startswith("STN") for what in claims)  # STN did not run
+    stated = {what: (ours, paper) for what, ours, paper in claims(sndp.PAPER, doc)}
+    assert stated["KMN dyn speedup"] == (1.6, 1.668)
+    assert stated["KMN best-static speedup"] == (2.0, 1.636)
+    assert stated["VADD dyn speedup"] == (1000 / 850, 1.249)
+    assert stated["naive: best speedup (paper: every workload below)"] == (1.0, 1.0)
+    assert not any(what.startswith("STN") for what in stated)  # STN did not run
 
 
 def test_variants_carry_the_config_contract():
-    by_name = {v.name: v for v in sndp.variants(175, "optimal")}
+    by_name = {v.name: v for v in sndp.PAPER.variants(nsu_mhz=175, target="optimal")}
     assert tuple(by_name) == sndp.VARIANT_NAMES
     assert by_name["baseline"].preset == "sndp-baseline" and by_name["baseline"].overrides == {}
     assert by_name["baseline-morecore"].overrides == {"sm": {"count": 72}}
@@ -210,7 +211,7 @@ def test_variants_carry_the_config_contract():
 
 
 def test_a_subset_of_variants_keeps_the_canonical_order():
-    names = [v.name for v in sndp.variants(names=["dyn", "baseline", "naive"])]
+    names = [v.name for v in sndp.PAPER.variants(names=["dyn", "baseline", "naive"])]
     assert names == ["baseline", "naive", "dyn"]
 
 
@@ -218,4 +219,4 @@ def test_a_subset_of_variants_keeps_the_canonical_order():
                                     {"names": ["baseline", "ratio-0.3"]}])  # fmt: skip
 def test_bad_switches_name_what_was_expected(kwargs):
     with pytest.raises(ConfigError, match=r"350|first|ratio-0\.3"):
-        sndp.variants(**kwargs)
+        sndp.PAPER.variants(**kwargs)

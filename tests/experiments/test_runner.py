@@ -3,8 +3,8 @@ from concurrent.futures import Future
 import pytest
 from numba import njit
 
-from ndpsim.reproduce import runner
-from ndpsim.reproduce.runner import Variant, compile_timing_model, run_experiment
+from ndpsim.experiments import runner
+from ndpsim.experiments.runner import Variant, compile_timing_model, run_experiment
 from ndpsim.systems.gpu import model
 
 

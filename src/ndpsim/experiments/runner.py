@@ -7,7 +7,7 @@ compiles the timing model (or loads it from numba's on-disk cache): on a machine
 compiled it yet, every worker would otherwise compile it at once, each for minutes and with
 gigabytes of memory, where one compilation serves them all. The workers raise a shared flag
 when they compile, so the caller can say why the warm-up takes minutes. The caller looks up
-the runs a :class:`~ndpsim.reproduce.store.RunStore` already holds and gives the workers only
+the runs a :class:`~ndpsim.experiments.store.RunStore` already holds and gives the workers only
 the others.
 """
 
@@ -26,7 +26,7 @@ from ndpsim.compilation import (
     watch_compilation_for_good,
     watching_compilation,
 )
-from ndpsim.reproduce.store import RunStore, run_identity
+from ndpsim.experiments.store import RunStore, run_identity
 from ndpsim.systems import build_system, load_system, load_system_config
 from ndpsim.workloads import kernel_module, run_workload
 

@@ -11,12 +11,11 @@ arithmetic mean.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
-from ndpsim.errors import ConfigError
-from ndpsim.reproduce import averages as means
-from ndpsim.reproduce.runner import Variant, provenance
+from ndpsim.experiments.paper import Figure, Paper, PaperNumbers, Switch, Table, register
+from ndpsim.experiments.results import results_document
+from ndpsim.experiments.runner import Variant
 
 WORKLOADS = ("bp", "bfs", "km", "cfd", "hw", "lib", "ray", "fwt", "sp", "rd")
 VARIANT_NAMES = (
@@ -38,7 +37,7 @@ LINK_GBPS = 80.0
 #: The paper's averages (text of sec. 2 and 6; per-figure bars are not given as numbers).
 #: ctrl-bmap's speedup is derived from "tmap provides an additional 10% over bmap".
 # fmt: off
-PAPER = {
+PAPER_AVERAGES = {
     "speedup": {"no-ctrl-bmap": 0.93, "no-ctrl-tmap": 0.97, "ctrl-bmap": 1.30 / 1.10,
                 "ctrl-tmap": 1.30, "ideal": 1.58},
     "traffic": {"no-ctrl-tmap": 0.62, "ctrl-tmap": 0.87},
@@ -57,7 +56,7 @@ PAPER = {
 PAPER_CANDIDATES = {"live_registers_max": 26, "thread_live_registers_max": 49, "blocks": 20}
 #: Sec. 5.3: the workloads are those whose baseline memory bandwidth utilization exceeds this.
 SELECTION_UTILIZATION = 0.5
-#: Per-workload figures the text states (sec. 6.1).
+#: Per-workload speedups the text states (sec. 6.1).
 PAPER_WORKLOADS = {
     "km": {"ctrl-bmap": 1.03, "ctrl-tmap": 1.39},
     "rd": {"ctrl-bmap": 1.51, "ctrl-tmap": 1.76},
@@ -65,29 +64,31 @@ PAPER_WORKLOADS = {
     "lib": {"no-ctrl-tmap": 0.36, "ctrl-tmap": 1.52},
 }
 
+SWITCHES = (
+    Switch("stack_warps", int, 1, "Stack-SM warp capacity, x 48 warps (the paper: 1, 2 or 4).",
+           positive=True),
+    Switch("internal_bw", float, 2.0, "Internal stack bandwidth, x the 80 GB/s GPU link (its "
+           "two directions together; the paper: 1 or 2).", positive=True),
+    Switch("cross_bw", float, 0.5, "Cross-stack link bandwidth, x the 80 GB/s GPU link (both "
+           "directions; 0.5: 20 GB/s each way; the paper: 0.125 to 1).", positive=True),
+)  # fmt: skip
 
-def variants(warp_scale: int = 1, internal: float = 2.0, cross: float = 0.5,
-             names: Iterable[str] | None = None) -> list[Variant]:  # fmt: skip
+
+def build_variants(stack_warps: int, internal_bw: float, cross_bw: float) -> list[Variant]:
     """The systems, with the sensitivity switches applied: stack-SM warp capacity (x48 warps),
     internal stack bandwidth and cross-stack link bandwidth (x the 80 GB/s GPU link, see
     :data:`LINK_GBPS`). The internal bandwidth applies to the baseline too: it is a property of
-    the stacks.
-    ``names`` selects a subset (in the order of :data:`VARIANT_NAMES`)."""
-    wanted = set(VARIANT_NAMES if names is None else names)
-    unknown = wanted - set(VARIANT_NAMES)
-    if unknown:
-        raise ConfigError(f"unknown TOM variant(s) {', '.join(sorted(unknown))}; expected "
-                          f"some of {', '.join(VARIANT_NAMES)}")  # fmt: skip
-    memory = {"memory": {"internal_gbps": internal * LINK_GBPS}}
-    ndp = {**memory, "links": {"cube_to_cube_gbps": cross * LINK_GBPS / 2}}  # per direction
+    the stacks."""
+    memory = {"memory": {"internal_gbps": internal_bw * LINK_GBPS}}
+    ndp = {**memory, "links": {"cube_to_cube_gbps": cross_bw * LINK_GBPS / 2}}  # per direction
 
     def nd(control: bool, mapping: str, ideal: bool = False,
            warp_limit: bool = False) -> dict[str, Any]:  # fmt: skip
         switches = {"control": control, "mapping": mapping, "ideal": ideal,
-                    "warp_limit": warp_limit, "stack_warps": 48 * warp_scale}  # fmt: skip
+                    "warp_limit": warp_limit, "stack_warps": 48 * stack_warps}  # fmt: skip
         return {**ndp, "ndp": switches}
 
-    every = [
+    return [
         Variant("baseline", "tom-baseline", memory),
         Variant("no-ctrl-bmap", "tom-ndp", nd(False, "baseline")),
         Variant("no-ctrl-tmap", "tom-ndp", nd(False, "learned")),
@@ -97,7 +98,6 @@ def variants(warp_scale: int = 1, internal: float = 2.0, cross: float = 0.5,
         Variant("ideal", "tom-ndp", nd(False, "baseline", ideal=True, warp_limit=True)),
         Variant("ideal-unbounded", "tom-ndp", nd(False, "baseline", ideal=True)),
     ]
-    return [v for v in every if v.name in wanted]
 
 
 def _offchip(summary: dict) -> dict[str, int]:
@@ -148,18 +148,13 @@ def metrics(runs: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str, d
     return out
 
 
-def document(runs, size: str, seed: int, switches: dict[str, float]) -> dict[str, Any]:
+def document(runs, size: str, seed: int, switches: dict[str, Any]) -> dict[str, Any]:
     """The ``--json`` document: each variant's per-workload metrics at the top level (variant
-    names as keys), their means under ``average``, and the paper's figures under ``paper``."""
+    names as keys), their means under ``average``, and the paper's figures under ``paper``;
+    then the learned mappings, the candidate blocks and the baseline's link utilization."""
     per_variant = metrics(runs)
-    doc: dict[str, Any] = {name: per_variant[name] for name in VARIANT_NAMES
-                           if name in per_variant}  # fmt: skip
-    doc["average"] = means.averages(per_variant)
-    doc["mean"] = means.which_mean("workloads")
-    doc["paper"] = {"average": PAPER, "workloads": PAPER_WORKLOADS}
-    doc["meta"] = {"experiment": "tom", "size": size, "seed": seed,
-                   "workloads": list(runs), "switches": switches,
-                   **provenance(runs)}  # fmt: skip
+    numbers = {"average": PAPER_AVERAGES, "workloads": PAPER_WORKLOADS}
+    doc = results_document(PAPER, runs, per_variant, size, seed, switches, numbers, {})
     doc["mapping"] = {
         w: {**by["ctrl-tmap"]["summary"]["offload"]["mapping"],
             "learning_share": per_variant["ctrl-tmap"][w].get("learning_share", 0.0)}
@@ -191,22 +186,88 @@ def utilization(summary: dict) -> dict[str, Any]:
     return {"tx": tx, "rx": rx, "selected": max(tx, rx) > SELECTION_UTILIZATION}
 
 
-#: The figures: (file stem, title, metric per variant, variants shown, stacked parts)
+def tables(doc: dict[str, Any]) -> list[Table]:
+    """The learned mappings, the candidate blocks and the baseline's link utilization, each
+    beside the paper's statistics."""
+    return [_mapping_table(doc), *_candidates_table(doc), _utilization_table(doc)]
+
+
+def _mapping_table(doc: dict[str, Any]) -> Table:
+    rows = [(w, [m["bits"], f"{m['colocation_baseline']:.2f}",
+                 f"{m['best_bits']} ({m['colocation_best']:.2f})",
+                 f"{m['colocation_learned']:.2f}", f"{m['learning_share']:.2f}"])
+            for w, m in doc["mapping"].items() if "colocation_baseline" in m]  # fmt: skip
+    paper = PAPER_AVERAGES["colocation"]
+    rows.append(("paper (average)", ["-", f"{paper['baseline mapping']:.2f}",
+                                     f"{paper['best consecutive bits']:.2f}",
+                                     f"{paper['learned from 0.1%']:.2f}", "-"]))  # fmt: skip
+    columns = ("stack bits", "co-location: baseline map", "best bits", "learned, all instances",
+               "learning phase, share of run")  # fmt: skip
+    return Table("Learned data mapping (ctrl-tmap)", columns, rows)
+
+
+def _candidates_table(doc: dict[str, Any]) -> list[Table]:
+    if not doc["candidates"]:
+        return []
+    rule = next(iter(doc["candidates"].values()))["rule"]
+    rows = [(w, [str(c["blocks"]), f"{c['instructions_mean']:.0f}, {c['instructions_max']}",
+                 str(c["live_registers_max"]), str(c["thread_live_registers_max"])])
+            for w, c in doc["candidates"].items()]  # fmt: skip
+    paper = PAPER_CANDIDATES
+    rows.append(("paper (all workloads)", [f"<= {paper['blocks']}", "-",
+                                           str(paper["live_registers_max"]),
+                                           str(paper["thread_live_registers_max"])]))  # fmt: skip
+    columns = ("blocks", "instructions (mean, max)", "live registers: block max", "thread max")
+    return [Table(f"Candidate blocks ({rule} rule; sec. 6.4 and 6.6)", columns, rows)]
+
+
+def _utilization_table(doc: dict[str, Any]) -> Table:
+    limit = SELECTION_UTILIZATION
+    rows = [(w, [f"{u['tx']:.2f}", f"{u['rx']:.2f}", "yes" if u["selected"] else "no"])
+            for w, u in doc["baseline_utilization"].items()]  # fmt: skip
+    title = ("Baseline GPU-memory link utilization (sec. 5.3 selects workloads above "
+             f"{limit:.0%})")  # fmt: skip
+    return Table(title, ("TX (GPU to memory)", "RX (memory to GPU)", f"above {limit:.0%}"), rows)
+
+
+NORMALIZED = "normalized to the baseline"
+# fmt: off
 FIGURES = (
-    ("fig2_ideal_speedup", "Figure 2: ideal NDP speedup", "speedup",
-     ("ideal", "ideal-unbounded"), ()),
-    ("fig8_speedup", "Figure 8: speedup over the baseline GPU", "speedup",
-     VARIANT_NAMES[1:5], ()),
-    ("fig9_traffic", "Figure 9: off-chip traffic (normalized to the baseline)", "traffic",
-     VARIANT_NAMES[:5], ("traffic_tx", "traffic_rx", "traffic_memory_to_memory")),
-    ("fig10_energy", "Figure 10: energy (normalized to the baseline)", "energy",
-     VARIANT_NAMES[:5], ("energy_sm", "energy_links", "energy_dram")),
-    ("offloaded_instructions", "Fraction of instructions offloaded",
-     "offloaded_instruction_fraction", VARIANT_NAMES[1:], ()),
-    ("colocation", "Co-location probability (instances within one stack)", "colocation",
-     VARIANT_NAMES[1:5], ()),
-)  # fmt: skip
+    Figure("fig2_ideal_speedup", "Figure 2: ideal NDP speedup", "speedup",
+           ("ideal", "ideal-unbounded"), "speedup over the baseline GPU (x)"),
+    Figure("fig8_speedup", "Figure 8: speedup over the baseline GPU", "speedup",
+           VARIANT_NAMES[1:5], "speedup over the baseline GPU (x)"),
+    Figure("fig9_traffic", "Figure 9: off-chip traffic (normalized to the baseline)", "traffic",
+           VARIANT_NAMES[:5], f"off-chip bytes ({NORMALIZED})",
+           ("traffic_tx", "traffic_rx", "traffic_memory_to_memory")),
+    Figure("fig10_energy", "Figure 10: energy (normalized to the baseline)", "energy",
+           VARIANT_NAMES[:5], f"energy ({NORMALIZED})",
+           ("energy_sm", "energy_links", "energy_dram")),
+    Figure("offloaded_instructions", "Fraction of instructions offloaded",
+           "offloaded_instruction_fraction", VARIANT_NAMES[1:], "fraction of instructions"),
+    Figure("colocation", "Co-location probability (instances within one stack)", "colocation",
+           VARIANT_NAMES[1:5], "probability"),
+)
+# fmt: on
+
+PAPER = register(Paper(
+    name="tom",
+    citation="Hsieh et al., Transparent Offloading and Mapping (TOM): Enabling "
+    "Programmer-Transparent Near-Data Processing in GPU Systems, ISCA 2016",
+    summary="TOM (ISCA 2016): baseline GPU vs NDP with/without offload control and learned "
+    "mapping.",
+    workloads=WORKLOADS,
+    variant_names=VARIANT_NAMES,
+    build_variants=build_variants,
+    switches=SWITCHES,
+    figures=FIGURES,
+    numbers=PaperNumbers(averages=PAPER_AVERAGES, workloads={"speedup": PAPER_WORKLOADS}),
+    metrics=metrics,
+    document=document,
+    tables=tables,
+))  # fmt: skip
 
 
-__all__ = ["FIGURES", "PAPER", "PAPER_CANDIDATES", "SELECTION_UTILIZATION", "VARIANT_NAMES",
-           "WORKLOADS", "document", "metrics", "utilization", "variants"]  # fmt: skip
+__all__ = ["FIGURES", "PAPER", "PAPER_AVERAGES", "PAPER_CANDIDATES", "SELECTION_UTILIZATION",
+           "SWITCHES", "VARIANT_NAMES", "WORKLOADS", "build_variants", "document", "metrics",
+           "tables", "utilization"]  # fmt: skip

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ndpsim.reproduce.averages import averages, geomean, mean_of, which_mean
+from ndpsim.experiments.averages import averages, geomean, mean_of, which_mean
 
 
 def test_a_geometric_mean_of_equal_values_is_that_value():

@@ -32,10 +32,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ndpsim.errors import ConfigError
+from ndpsim.experiments.paper import LineFigure, Rows, Table
 from ndpsim.hw.network import CubeTopology, build_network
 from ndpsim.policy.offload.sndp import target_stacks
 
@@ -163,28 +165,43 @@ def figure5(seed: int = 0, samples: int = 50_000, max_accesses: int = 32) -> dic
     }
 
 
-def write_png(path, study: dict) -> None:
+#: The accesses-per-block rows Figure 5's printed table shows (its CSV file has every one).
+PRINTED_ACCESSES = (1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32)
+
+
+def tables(study: dict[str, Any]) -> list[Table]:
+    """Figure 5 as a table: per number of accesses, each study's first-instruction traffic
+    (and the hypercube's majority traffic) over the optimal target's, then the largest ratio
+    of each study beside the paper's bound."""
+    studies = study["studies"]
+    columns = [*(f"first: {name}" for name in studies), "majority: hypercube"]
+    by_accesses: dict[int, list[float | str | None]] = {}
+    for s in studies.values():
+        for p in s["points"]:
+            by_accesses.setdefault(p["accesses"], []).append(p["ratio"])
+    for p in studies["hypercube"]["points"]:
+        by_accesses[p["accesses"]].append(p["majority_ratio"])
+    rows: Rows = [(str(n), values) for n, values in by_accesses.items()]
+    worst = ("max (ours)", [*(s["max_ratio"] for s in studies.values()), None])
+    paper = ("max (paper)", [study["paper_max_ratio"]] * len(studies) + [None])
+    printed = [r for r in rows if int(r[0]) in PRINTED_ACCESSES]
+    title = ("Figure 5: memory-network traffic with the first-instruction (or majority) target "
+             f"NSU over the optimal target's, by accesses per block ({study['samples']} blocks "
+             "each)")  # fmt: skip
+    return [Table(title, columns, [*printed, worst, paper], "accesses", "fig5_target_nsu",
+                  [*rows, worst, paper])]  # fmt: skip
+
+
+def figures(study: dict[str, Any]) -> list[LineFigure]:
     """Figure 5 as lines: first-instruction over optimal traffic against accesses per block."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 3.6))
-    for name, s in study["studies"].items():
-        xs = [p["accesses"] for p in s["points"]]
-        ax.plot(xs, [p["ratio"] for p in s["points"]], marker=".", label=f"first, {name}")
-    ax.axhline(study["paper_max_ratio"], color="black", linestyle="--", linewidth=0.8,
-               label="paper: at most")  # fmt: skip
-    ax.axhline(1.0, color="gray", linewidth=0.6)
-    ax.set_xlabel("memory accesses per offload block")
-    ax.set_ylabel("traffic / optimal target's")
-    ax.set_title("Figure 5: target NSU policy, memory-network traffic", fontsize=9)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    lines = {f"first, {name}": ([p["accesses"] for p in s["points"]],
+                                [p["ratio"] for p in s["points"]])
+             for name, s in study["studies"].items()}  # fmt: skip
+    return [LineFigure("fig5_target_nsu", "Figure 5: target NSU policy, memory-network traffic",
+                       "memory accesses per offload block", "traffic / optimal target's", lines,
+                       (study["paper_max_ratio"], "paper: at most"))]  # fmt: skip
 
 
-__all__ = ["CUBES", "PAPER_MAX_RATIO", "POLICIES", "STUDIES", "TargetPoint", "block_traffic",
-           "figure5", "hop_matrix", "target_study", "write_png"]  # fmt: skip
+__all__ = ["CUBES", "PAPER_MAX_RATIO", "POLICIES", "PRINTED_ACCESSES", "STUDIES", "TargetPoint",
+           "block_traffic", "figure5", "figures", "hop_matrix", "tables",
+           "target_study"]  # fmt: skip

@@ -17,7 +17,7 @@ from typing import Any
 
 from ndpsim.config import merge
 from ndpsim.errors import ConfigError
-from ndpsim.reproduce.runner import Variant
+from ndpsim.experiments.runner import Variant
 from ndpsim.systems import load_system_config
 
 #: Keys a reproduction sets through its own options.

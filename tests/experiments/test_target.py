@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ndpsim.errors import ConfigError
-from ndpsim.reproduce import target
+from ndpsim.experiments.papers import sndp_target as target
 
 
 def test_hops_on_the_hypercube_are_the_differing_address_bits():
@@ -83,3 +83,15 @@ def test_the_paper_s_at_most_15_percent_holds_when_every_remote_access_costs_one
 def test_bad_study_parameters_are_refused(kwargs):
     with pytest.raises(ConfigError):
         target.target_study(**kwargs)
+
+
+def test_the_figure5_table_prints_some_block_sizes_and_writes_them_all():
+    study = target.figure5(seed=0, samples=200, max_accesses=9)
+    [table] = target.tables(study)
+    printed = [label for label, _ in table.rows]
+    assert printed == ["1", "2", "3", "4", "5", "6", "8", "max (ours)", "max (paper)"]
+    assert [label for label, _ in table.csv_rows][:9] == [str(n) for n in range(1, 10)]
+    assert table.stem == "fig5_target_nsu" and table.rows[-1][1][0] == target.PAPER_MAX_RATIO
+    [figure] = target.figures(study)
+    assert list(figure.lines) == [f"first, {name}" for name, _, _ in target.STUDIES]
+    assert figure.lines["first, hypercube"][0] == list(range(1, 10))

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from ndpsim.config import preset_path
-from ndpsim.reproduce import runner, store
-from ndpsim.reproduce.runner import Variant, run_experiment
-from ndpsim.reproduce.store import RunStore, run_identity, run_key
+from ndpsim.experiments import runner, store
+from ndpsim.experiments.runner import Variant, run_experiment
+from ndpsim.experiments.store import RunStore, run_identity, run_key
 from ndpsim.systems import load_system_config
 
 BASELINE = Variant("baseline", "tom-baseline", {})
