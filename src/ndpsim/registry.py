@@ -6,12 +6,14 @@ every module there registers its member when imported, and the registry imports 
 first use, so adding a member is one file with one registration line and nothing else to
 edit. A member defined
 elsewhere (a researcher's own module, a test's temporary one) registers the same way when
-imported.
+imported, and an installed package's modules are imported through the ``ndpsim.plugins``
+entry-point group before the first lookup.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import pkgutil
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
@@ -19,6 +21,29 @@ from typing import Generic, TypeVar
 from ndpsim.errors import ConfigError
 
 T = TypeVar("T")
+
+#: The entry-point group through which an installed package makes its members known: each
+#: entry point names a module that registers members when imported.
+PLUGIN_GROUP = "ndpsim.plugins"
+_plugins_loaded = False
+
+
+def load_plugins() -> None:
+    """Import every module of the ``ndpsim.plugins`` entry-point group, once per process. A
+    plug-in that fails to import is a ConfigError naming it (a registry missing a member it
+    was meant to provide would otherwise say only that the name is unknown)."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    for entry in importlib.metadata.entry_points(group=PLUGIN_GROUP):
+        try:
+            entry.load()
+        except Exception as error:
+            raise ConfigError(
+                f"ndpsim plug-in {entry.name!r} ({entry.value}) failed to import: "
+                f"{type(error).__name__}: {error}"
+            ) from error
 
 
 class Registry(Generic[T]):
@@ -49,6 +74,7 @@ class Registry(Generic[T]):
         self._members.pop(name, None)
 
     def _load(self) -> None:
+        load_plugins()
         if self._loaded:
             return
         self._loaded = True
