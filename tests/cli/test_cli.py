@@ -64,7 +64,7 @@ def test_workloads_run_checks_saves_traces_and_writes_json(tmp_path):
     assert all(r["check"] == "ok" for r in rows)
     traces = load_traces(tmp_path / "traces" / "bfs-tiny.npz")
     assert sum(t.num_warp_instructions for t in traces) == rows[1]["warp_instructions"]
-    assert rows[0]["touched_bytes"] == run_workload("vadd", "tiny").touched_bytes()
+    assert rows[0]["touched_bytes"] == run_workload("vadd", "tiny").touched_bytes(128)
 
 
 @pytest.mark.parametrize(

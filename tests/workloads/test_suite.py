@@ -44,8 +44,8 @@ def test_touched_bytes_count_every_line_of_global_data_once():
     run = run_workload("vadd", "tiny")
     n = get_workload("vadd").sizes["tiny"]["n"]
     # a, b and c: n floats each, every array starting on a page, so on a line boundary
-    assert run.touched_bytes() == 3 * -(-n * 4 // 128) * 128
-    assert run.touched_bytes() <= run.memory.size_bytes
+    assert run.touched_bytes(128) == 3 * -(-n * 4 // 128) * 128
+    assert run.touched_bytes(128) <= run.memory.size_bytes
 
 
 def test_shared_memory_is_not_touched_data():
@@ -53,7 +53,7 @@ def test_shared_memory_is_not_touched_data():
     # as global, they would add lines outside every allocation.
     run = run_workload("rd", "tiny")
     allocated_lines = sum(-(-a.size_bytes // 128) for a in run.memory.allocations)
-    assert run.touched_bytes() == allocated_lines * 128
+    assert run.touched_bytes(128) == allocated_lines * 128
 
 
 @pytest.mark.parametrize("cu", sorted(KERNEL_DIR.glob("*.cu")), ids=lambda p: p.stem)

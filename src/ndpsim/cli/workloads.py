@@ -20,6 +20,7 @@ from ndpsim.cli.limits import (
 from ndpsim.cli.main import app, console, reports_errors
 from ndpsim.cli.paths import output_directory, output_file
 from ndpsim.errors import WorkloadError
+from ndpsim.hw.gpu.work import LINE_BYTES
 from ndpsim.trace.trace import save_traces
 from ndpsim.workloads import SIZES, get_workload, run_workload, workload_names
 
@@ -99,7 +100,7 @@ def run(
                     "warp_instructions": result.num_warp_instructions,
                     "thread_instructions": result.num_thread_instructions,
                     "memory_accesses": result.num_memory_accesses,
-                    "touched_bytes": result.touched_bytes(),
+                    "touched_bytes": result.touched_bytes(LINE_BYTES),
                     "check": "ok" if result.check.passed else result.check.detail,
                     "seconds": round(result.seconds, 3),
                 }

@@ -25,7 +25,8 @@ from ndpsim.errors import (
     SimulationError,
     UnsupportedInstruction,
 )
-from ndpsim.frontend.ir import Address, Function, Module, Space, Symbol, Variable
+from ndpsim.frontend.ir import Function, Module, Space
+from ndpsim.frontend.layout import layout, shared_variables
 from ndpsim.frontend.parser import MAX_VARIABLE_BYTES
 from ndpsim.simt import stacks
 from ndpsim.simt.limits import HOW_TO_RAISE, Limits, TraceMeter
@@ -66,36 +67,6 @@ class Program:
         return len(self.executors)
 
 
-def _layout(variables, start: int = 0) -> tuple[dict[str, int], int, int]:
-    """Offsets of variables packed in declaration order; returns offsets, end, max alignment."""
-    offsets: dict[str, int] = {}
-    offset = start
-    max_align = 1
-    for var in variables:
-        offset = -(-offset // var.align) * var.align
-        offsets[var.name] = offset
-        offset += var.size_bytes
-        max_align = max(max_align, var.align)
-    return offsets, offset, max_align
-
-
-def _shared_variables(function: Function, module: Module) -> list[Variable]:
-    """The function's own shared variables and the module-scope ones it names (nvcc declares
-    ``extern __shared__`` arrays at module scope)."""
-    named = {
-        op.name if isinstance(op, Symbol) else op.base.name
-        for inst in function.instructions
-        for op in inst.operands
-        if isinstance(op, Symbol) or (isinstance(op, Address) and isinstance(op.base, Symbol))
-    }
-    own = function.variables_in(Space.SHARED)
-    scoped = [
-        v for v in module.variables.values()
-        if v.space is Space.SHARED and v.name in named and v.name not in function.variables
-    ]  # fmt: skip
-    return own + scoped
-
-
 def compile_program(function: Function, module: Module) -> Program:
     """Decode a function of ``module`` for execution (cached); raises
     :class:`UnsupportedInstruction` for anything the interpreter cannot run, naming where."""
@@ -116,14 +87,14 @@ def compile_program(function: Function, module: Module) -> Program:
             )
         register_index[name] = len(register_dtypes)
         register_dtypes.append(dtype)
-    shared = _shared_variables(function, module)
+    shared = shared_variables(function, module)
     static_shared = [v for v in shared if not v.extern]
     extern_shared = [v for v in shared if v.extern]
-    shared_offsets, shared_end, shared_align = _layout(static_shared)
+    shared_offsets, shared_end, shared_align = layout(static_shared)
     for var in extern_shared:  # dynamic shared memory starts after the static variables
         shared_align = max(shared_align, var.align, 16)
         shared_offsets[var.name] = -(-shared_end // max(var.align, 16)) * max(var.align, 16)
-    local_offsets, local_end, _ = _layout(function.variables_in(Space.LOCAL))
+    local_offsets, local_end, _ = layout(function.variables_in(Space.LOCAL))
     param_offsets = {p.name: p.offset for p in function.params}
     decoder = Decoder(
         function, register_index, register_dtypes, shared_offsets, local_offsets, param_offsets

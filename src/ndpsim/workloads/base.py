@@ -22,7 +22,6 @@ import numpy as np
 
 from ndpsim.errors import SimulationError, WorkloadError
 from ndpsim.frontend.ir import Module
-from ndpsim.hw.gpu.work import LINE_BYTES
 from ndpsim.ptx import load_module
 from ndpsim.simt.interpreter import DEFAULT_CHUNK_THREADS, launch
 from ndpsim.simt.limits import HOW_TO_RAISE, Limits, TraceMeter
@@ -202,8 +201,8 @@ class WorkloadRun:
     def num_memory_accesses(self) -> int:
         return sum(t.num_memory_accesses for t in self.traces)
 
-    def touched_bytes(self) -> int:
-        """Global memory the kernels read or write, counted in the GPU model's cache lines.
+    def touched_bytes(self, line_bytes: int) -> int:
+        """Global memory the kernels read or write, counted in cache lines of ``line_bytes``.
 
         This, not what the host allocates, is what competes for the GPU's caches: a size is
         chosen so that it exceeds them (docs/workloads.md).
@@ -211,8 +210,8 @@ class WorkloadRun:
         lines = np.zeros(0, dtype=np.uint64)
         for trace in self.traces:
             is_global = trace.mem_space[trace.memory_lanes()] == MemorySpace.GLOBAL
-            lines = np.union1d(lines, trace.all_addresses()[is_global] // LINE_BYTES)
-        return len(lines) * LINE_BYTES
+            lines = np.union1d(lines, trace.all_addresses()[is_global] // line_bytes)
+        return len(lines) * line_bytes
 
 
 _REGISTRY: dict[str, type[Workload]] = {}

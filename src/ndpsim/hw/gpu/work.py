@@ -24,7 +24,7 @@ from numba import njit
 
 from ndpsim.analysis import Kind, analyze
 from ndpsim.frontend.ir import Function, Module, Space
-from ndpsim.simt.interpreter import compile_program
+from ndpsim.frontend.layout import static_shared_bytes
 from ndpsim.trace.trace import AFFINE, NARROW, MemoryKind, MemorySpace, Trace, popcount
 
 LINE_BYTES = 128
@@ -320,7 +320,6 @@ def build_kernel_work(trace: Trace, module: Module) -> KernelWork:
     tx_first, tx_count, tx_line, tx_bytes, conflict = _coalesce(
         columns, trace.mem_size, trace.mem_space, mem_order, int(MemorySpace.SHARED)
     )
-    program = compile_program(function, module)
     src_first, src, dst_first, dst, num_registers = _register_sets(function)
     params = np.zeros(WORK_PARAMS, dtype=np.int64)
     params[W_NUM_WARPS] = num_warps
@@ -329,7 +328,7 @@ def build_kernel_work(trace: Trace, module: Module) -> KernelWork:
     params[W_FIRST_CTA] = info.cta_begin
     params[W_REGISTERS] = registers_per_thread(function, info.module)
     params[W_THREADS_PER_CTA] = info.threads_per_cta
-    params[W_SHARED_BYTES] = program.shared_static_bytes + info.shared_bytes
+    params[W_SHARED_BYTES] = static_shared_bytes(function, module) + info.shared_bytes
     params[W_NUM_REGISTERS] = num_registers
     return KernelWork(
         warp_first=warp_first,
