@@ -84,3 +84,17 @@ def test_a_name_registered_twice_is_refused():
             register_system_kind(SystemKind("toy", _Tagged, build=lambda c: None))
     finally:
         SYSTEM_KINDS.unregister("toy")
+
+
+def test_an_override_cannot_add_a_section_and_so_change_what_a_system_is():
+    with pytest.raises(ConfigError, match=r"'ndp.ratio' sets a section the preset has not") as info:
+        load_system_config("sndp-baseline", {"ndp": {"ratio": 0.5}})
+    assert "presets with [ndp]: sndp-ndp, tom-ndp" in str(info.value)
+    assert load_system_config("sndp-ndp", {"ndp": {"ratio": 0.5}}).ndp.ratio == 0.5
+
+
+def test_a_near_data_preset_must_name_its_offload_scheme(tmp_path):
+    path = tmp_path / "schemeless.toml"
+    path.write_text('base = "tom-baseline"\nname = "schemeless"\n[ndp]\nstack_warps = 8\n')
+    with pytest.raises(ConfigError, match=r"missing key 'ndp.offload'"):
+        load_system_config(str(path))

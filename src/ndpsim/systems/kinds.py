@@ -18,7 +18,15 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import ConfigDict, create_model
 
-from ndpsim.config import Setting, Strict, load_layered, preset_names, settings, validate
+from ndpsim.config import (
+    Setting,
+    Strict,
+    load_layered,
+    preset_names,
+    preset_tree,
+    settings,
+    validate,
+)
 from ndpsim.errors import ConfigError
 from ndpsim.registry import Registry
 
@@ -117,7 +125,28 @@ def system_preset_names() -> list[str]:
 
 
 def _load(name: str, overrides: dict | None) -> tuple[Any, list[str]]:
+    if overrides:
+        _refuse_new_sections(name, overrides)
     return load_layered(_validate, "systems", name, overrides, "preset")
+
+
+def _refuse_new_sections(name: str, overrides: dict) -> None:
+    """Overrides change a system's settings, never what it is: an override of a section the
+    preset does not have (``ndp.ratio`` on a GPU without near-data processing) would add the
+    section with defaults for everything else, and silently build another system. Refused,
+    naming the presets that have the section."""
+    data, _ = preset_tree("systems", name)
+    kind = SYSTEM_KINDS.get(data["kind"]) if data.get("kind") in SYSTEM_KINDS else None
+    sections = kind.config.model_fields if kind else {}
+    for section, value in overrides.items():
+        if isinstance(value, dict) and section in sections and section not in data:
+            having = [p for p in system_preset_names() if section in preset_tree("systems", p)[0]]
+            where = f"presets with [{section}]: {', '.join(having) or 'none'}"
+            raise ConfigError(
+                f"overrides of preset {name!r}: '{section}.{next(iter(value), '')}' sets a section "
+                f"the preset has not ([{section}]); overrides change a system's settings, its "
+                f"preset decides what it is ({where})"
+            )
 
 
 def load_system_config(name: str, overrides: dict | None = None) -> Any:

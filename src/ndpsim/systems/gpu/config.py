@@ -131,7 +131,8 @@ class NdpConfig(Strict):
     only."""
 
     offload: Annotated[str, AfterValidator(OFFLOAD_SCHEMES.check)] = Field(
-        "tom", description="offload scheme (ndpsim.policy.offload): 'tom' or 'sndp'"
+        description="offload scheme (ndpsim.policy.offload): 'tom' or 'sndp'; no default, so "
+        "a near-data preset always says which"
     )
     stack_warps: int = Field(48, ge=1, le=1024, description="warp slots of each stack "
                              "processor (TOM Table 1, SNDP Table 2), at most 1024")  # fmt: skip
