@@ -106,6 +106,22 @@ def test_run_prints_a_summary_and_writes_every_counter_as_json(tmp_path):
     assert len(document["stats"]["sm"]["instances"]) == 16  # the override took effect
     assert document["energy_nj"]["total"] > 0
     assert f"full statistics: {out}" in "".join(result.output.split("\n"))
+    assert document["overrides"] == {"sm": {"count": 16}}
+    assert document["configuration"]["system"]["sm"]["count"] == 16
+    assert document["configuration"]["dram"]["name"] == "ddr3-1600"
+    assert document["workload_parameters"] == {"n": 5000, "block": 256}
+    assert set(document["provenance"]) >= {"ndpsim", "git_revision", "numpy", "created"}
+
+
+def test_runs_of_different_configurations_get_different_default_files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for extra in ([], ["--set", "sm.count=16"], ["--seed", "1"]):
+        result = runner.invoke(app, ["run", "--system", "gpu-baseline", "--workload", "vadd",
+                                     "--size", "tiny", *extra])  # fmt: skip
+        assert result.exit_code == 0, result.output
+    names = sorted(p.name for p in (tmp_path / "results").iterdir())
+    assert len(names) == 3
+    assert all(n.startswith("run-gpu-baseline-vadd-tiny-s") for n in names), names
 
 
 def test_run_summarizes_what_a_near_data_system_offloaded(tmp_path):

@@ -22,10 +22,12 @@ from ndpsim.cli.main import app, console, reports_errors
 from ndpsim.cli.paths import output_file
 from ndpsim.compilation import COMPILING_NOTICE, watching_compilation
 from ndpsim.config import parse_overrides
+from ndpsim.provenance import code_provenance, digest, now_utc
 from ndpsim.systems import (
     RunResult,
     build_system,
     load_system_config,
+    resolved_config,
     system_preset_names,
     system_settings,
 )
@@ -45,7 +47,10 @@ def run(
         [], "--set", help="Override a config key, e.g. --set sm.count=64 (repeatable)."
     ),
     json_path: Path = typer.Option(
-        None, "--json", help="Where to write every counter (default results/run-...json)."
+        None,
+        "--json",
+        help="Where to write every counter (default: results/run-SYSTEM-"
+        "WORKLOAD-SIZE-sSEED-HASH.json, HASH a digest of the resolved configuration).",
     ),
     max_instructions: int = MAX_INSTRUCTIONS,
     max_launches: int = MAX_LAUNCHES,
@@ -53,14 +58,15 @@ def run(
     max_device_gb: float = MAX_DEVICE_GB,
 ) -> None:
     """Simulate a workload of the suite on a system preset and print a summary."""
-    config = load_system_config(system, parse_overrides(overrides))
+    assignments = parse_overrides(overrides)
+    config = load_system_config(system, assignments)
     # a system the model cannot build, or an unknown workload, fails before the long parts
     hardware = build_system(config)
     get_workload(workload)
     limits = limits_from(max_instructions, max_launches, max_trace_gb, max_device_gb)
-    path = output_file(
-        json_path or Path("results") / f"run-{config.name}-{workload}-{size}.json", "--json"
-    )
+    configuration = resolved_config(config)
+    default = f"run-{config.name}-{workload}-{size}-s{seed}-{digest(configuration)}.json"
+    path = output_file(json_path or Path("results") / default, "--json")
     with _status(f"interpreting {workload} ({size})"):
         functional = run_workload(workload, size, seed, limits=limits)
     if not functional.check.passed:
@@ -71,7 +77,17 @@ def run(
             functional.traces, kernel_module(functional.workload.module_name),
             functional.memory, seed=seed,
         )  # fmt: skip
-    document = {"workload": workload, "size": size, "seed": seed, **result.as_dict()}
+    document = {
+        "workload": workload,
+        "size": size,
+        "seed": seed,
+        "workload_parameters": functional.workload.params,
+        "preset": system,
+        "overrides": assignments,
+        "configuration": configuration,
+        "provenance": {**code_provenance(), "created": now_utc()},
+        **result.as_dict(),
+    }
     path.write_text(json.dumps(document, indent=2))
     _print_summary(config.name, workload, size, result)
     console.print(f"full statistics: {escape(str(path))}")

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ndpsim.energy.model import load_energy_table
+from ndpsim.systems import resolved_config
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 FORMAT = 1  # bump when the layout of an entry changes
@@ -58,9 +58,7 @@ def run_identity(workload: str, size: str, seed: int, config: Any) -> dict[str, 
         "workload": workload,
         "size": size,
         "seed": seed,
-        "system": config.model_dump(mode="json"),
-        "dram": config.memory.dram_preset().model_dump(mode="json"),
-        "energy": load_energy_table(config.energy).model_dump(mode="json"),
+        **resolved_config(config),
     }
 
 

@@ -73,6 +73,8 @@ class SystemKind:
     build: Callable[[Any], System]
     check: Callable[[Any], None] = lambda config: None  # checks across files (e.g. that
     # the DRAM preset a config names exists): raises ConfigError without naming the file
+    dependencies: Callable[[Any], dict[str, Any]] = lambda config: {}  # the other presets
+    # the config names, loaded and JSON-ready: part of what a run's result depends on
     description: str = ""
 
 
@@ -166,6 +168,13 @@ def system_settings(name: str, overrides: dict | None = None) -> list[Setting]:
 def build_system(config: Any) -> System:
     """The hardware ``config`` describes, built by its kind's builder."""
     return SYSTEM_KINDS.get(config.kind).build(config)
+
+
+def resolved_config(config: Any) -> dict[str, Any]:
+    """Everything a system's results depend on, JSON-ready: its config (``"system"``) and the
+    presets it names, loaded (for a GPU, ``"dram"`` and ``"energy"``)."""
+    kind = SYSTEM_KINDS.get(config.kind)
+    return {"system": config.model_dump(mode="json"), **kind.dependencies(config)}
 
 
 def load_system(name: str, overrides: dict | None = None) -> System:

@@ -1,11 +1,12 @@
 """GPU systems: a GPU with SMs, caches and a crossbar, attached to memory cubes over links."""
 
-from ndpsim.systems.gpu.config import GpuSystemConfig, check_files
+from ndpsim.systems.gpu.config import GpuSystemConfig, check_files, dependencies
 from ndpsim.systems.gpu.system import GpuRunResult, GpuSystem
 from ndpsim.systems.kinds import SystemKind, register_system_kind
 
 register_system_kind(SystemKind(
     name="gpu", config=GpuSystemConfig, build=GpuSystem, check=check_files,
+    dependencies=dependencies,
     description="a GPU attached to memory cubes, optionally with a processor in each cube",
 ))  # fmt: skip
 

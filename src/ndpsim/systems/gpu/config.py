@@ -217,6 +217,14 @@ class GpuSystemConfig(Strict):
                       "draws, a 63-bit number")  # fmt: skip
 
 
+def dependencies(config: GpuSystemConfig) -> dict:
+    """The DRAM preset (overrides applied) and the energy table the config names."""
+    return {
+        "dram": config.memory.dram_preset().model_dump(mode="json"),
+        "energy": load_energy_table(config.energy).model_dump(mode="json"),
+    }
+
+
 def check_files(config: GpuSystemConfig) -> None:
     """Fail at load, not when a run starts, if the DRAM preset or the energy table the config
     names does not load."""
