@@ -21,7 +21,9 @@ def test_reproduce_tom_writes_every_variant_and_the_averages(tmp_path):
         "--out", str(out), "--json", str(doc_path),
     ], env={"COLUMNS": "200"})  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "Figure 8" in result.output and "average (paper)" in result.output
+    assert "Figure 8" in result.output
+    # two of TOM's ten workloads: the paper's averages over all ten are not set beside ours
+    assert "average (paper)" not in result.output
     doc = json.loads(doc_path.read_text())
     for variant in VARIANT_NAMES:
         assert set(doc[variant]) == {"vadd", "rd"}
@@ -33,7 +35,7 @@ def test_reproduce_tom_writes_every_variant_and_the_averages(tmp_path):
     parts = doc["ctrl-tmap"]["rd"]
     assert abs(parts["traffic"] - parts["traffic_tx"] - parts["traffic_rx"]
                - parts["traffic_memory_to_memory"]) < 1e-9  # fmt: skip
-    assert doc["paper"]["average"]["speedup"]["ctrl-tmap"] == 1.30
+    assert doc["paper"]["average"] == {}
     for w in ("vadd", "rd"):  # the learning phase is part of the learned-mapping runs
         assert 0 < doc["mapping"][w]["learning_share"] < 1
         assert doc["ctrl-tmap"][w]["learning_share"] == doc["mapping"][w]["learning_share"]
@@ -44,6 +46,15 @@ def test_reproduce_tom_writes_every_variant_and_the_averages(tmp_path):
     assert "Candidate blocks" in result.output and "sec. 5.3" in result.output
     for stem in ("fig8_speedup", "fig9_traffic", "fig10_energy", "fig2_ideal_speedup"):
         assert (out / f"{stem}.csv").exists() and (out / f"{stem}.png").stat().st_size > 0
+
+
+def test_a_partial_reproduction_writes_its_own_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["reproduce", "tom", "--size", "tiny", "--workloads", "vadd",
+                                 "--variants", "ctrl-bmap", "--jobs", "1"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    written = tmp_path / "results" / "tom-tiny-vadd-only-baseline-ctrl-bmap" / "tom.json"
+    assert json.loads(written.read_text())["meta"]["workloads"] == ["vadd"]
 
 
 @pytest.mark.parametrize("option, value", [
@@ -139,7 +150,7 @@ def test_reproduce_tom_runs_each_seed_and_sets_their_averages_side_by_side(tmp_p
         "--json", str(doc_path),
     ], env={"COLUMNS": "200"})  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "speedup averaged over the workloads, by seed" in result.output
+    assert "speedup averaged over the workloads, by" in " ".join(result.output.split())
     doc = json.loads(doc_path.read_text())
     assert doc["meta"]["seeds"] == [0, 1]
     bmap = doc["across_seeds"]["ctrl-bmap"]["speedup"]

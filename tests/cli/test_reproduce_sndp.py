@@ -10,7 +10,6 @@ import pytest
 from typer.testing import CliRunner
 
 from ndpsim.cli.main import app
-from ndpsim.experiments.papers.sndp import PAPER_AVERAGES
 from ndpsim.systems import system_preset_names
 
 runner = CliRunner()
@@ -31,7 +30,9 @@ def reproduce(tmp_path, *args):
 def test_reproduce_sndp_runs_the_naive_system_against_the_baseline(tmp_path):
     result, out, doc = reproduce(tmp_path, "--size", "tiny", "--workloads", "vadd",
                                  "--variants", "baseline,naive", "--jobs", "1")  # fmt: skip
-    assert "Figure 7" in result.output and "average (paper)" in result.output
+    assert "Figure 7" in result.output
+    # a subset of SNDP's workloads: the paper's averages over all ten are not set beside ours
+    assert "average (paper)" not in result.output
     assert "VADD" in result.output and "Figure 5" in result.output
     assert set(doc) >= {"baseline", "naive", "average", "mean", "paper", "meta", "figure5"}
     assert doc["baseline"]["vadd"]["speedup"] == 1.0
@@ -39,7 +40,7 @@ def test_reproduce_sndp_runs_the_naive_system_against_the_baseline(tmp_path):
     assert naive["speedup"] > 0
     assert naive["offloaded_instance_fraction"] == pytest.approx(1.0)
     assert naive.get("credits_overdrawn", 0) == 0
-    assert doc["paper"]["average"]["speedup"]["naive"] == 0.48
+    assert doc["paper"]["average"] == {}
     for stem in ("fig7_speedup", "fig8_no_issue", "fig10_energy", "fig5_target_nsu"):
         assert (out / f"{stem}.csv").exists() and (out / f"{stem}.png").stat().st_size > 0
 
@@ -71,7 +72,7 @@ def test_reproduce_sndp_compares_the_averages_of_several_seeds(tmp_path):
     result, out, doc = reproduce(tmp_path, "--size", "tiny", "--workloads", "vadd",
                                  "--variants", "naive,dyn", "--seed", "3", "--seeds", "2",
                                  "--jobs", "1")  # fmt: skip
-    assert "by seed" in result.output and "seed 4" in result.output
+    assert "by seed" in " ".join(result.output.split()) and "seed 4" in result.output
     assert doc["meta"]["seeds"] == [3, 4] and doc["meta"]["experiment"] == "sndp"
     for s in ("3", "4"):
         assert doc["seeds"][s]["meta"]["seed"] == int(s)
@@ -82,12 +83,9 @@ def test_reproduce_sndp_compares_the_averages_of_several_seeds(tmp_path):
     assert set(naive["workloads"]) == {"vadd"}
     for stem in ("seeds_speedup", "seeds_energy"):
         assert (out / f"{stem}.csv").exists() and (out / f"{stem}.png").stat().st_size > 0
-    # each table has the paper's average beside ours where the paper gives one
+    # one of the paper's ten workloads: no paper column beside averages over it
     speedup = {r["system"]: r for r in csv.DictReader((out / "seeds_speedup.csv").open())}
-    energy = {r["system"]: r for r in csv.DictReader((out / "seeds_energy.csv").open())}
-    assert float(speedup["naive"]["paper"]) == PAPER_AVERAGES["speedup"]["naive"]
-    assert float(energy["dyn"]["paper"]) == PAPER_AVERAGES["energy"]["dyn"]
-    assert energy["naive"]["paper"] == ""  # the paper gives no energy for NaiveNDP
+    assert "paper" not in speedup["naive"]
 
 
 @pytest.mark.parametrize("args, word", [

@@ -95,7 +95,10 @@ def _reproduce(paper: Paper, *, size: str, workloads: str | None, variant_names:
                                         parse_overrides(assignments))  # fmt: skip
     names = _workload_list(workloads, paper.workloads)
     start = time.perf_counter()
-    out = output_directory(out or Path("results") / paper.directory(size, switches), "--out")
+    default = paper.directory(size, switches) + _subset_suffix(names, paper.workloads, "")
+    if variant_names:
+        default += _subset_suffix([v.name for v in variants], paper.variant_names, "only-")
+    out = output_directory(out or Path("results") / default, "--out")
     if alone:
         stem = "-".join(s.key for s in alone)
     else:
@@ -128,6 +131,12 @@ def _reproduce(paper: Paper, *, size: str, workloads: str | None, variant_names:
     _show(report.tables(paper, doc, out))
     _show(r for s in paper.studies for r in report.study_report(s, results[s.key], out))
     _say_where(path, out, start)
+
+
+def _subset_suffix(chosen: Sequence[str], every: Sequence[str], prefix: str) -> str:
+    """The default output directory's suffix for a subset of a paper's workloads or systems
+    (none for all of them), so that a partial reproduction never replaces the whole one."""
+    return "" if list(chosen) == list(every) else f"-{prefix}{'-'.join(chosen)}"
 
 
 def _variant_set(text: str | None) -> set[str] | None:

@@ -18,13 +18,17 @@ def results_document(paper: Paper, runs: Runs, per_variant: Metrics, size: str, 
                      switches: dict[str, Any], numbers: dict[str, Any],
                      meta: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
     """The sections every paper's document shares: the variants that ran (the paper's order,
-    derived ones last), ``average``, ``mean``, ``paper`` (``numbers``) and ``meta`` (with the
-    paper's own entries, ``meta``, after the workloads)."""
+    derived ones last), ``average``, ``mean``, ``paper`` (``numbers``, without the averages
+    unless the runs cover exactly the paper's workloads) and ``meta`` (with the paper's own
+    entries, ``meta``, after the workloads)."""
     order = (*paper.variant_names, *paper.derived_variants)
     doc: dict[str, Any] = {name: per_variant[name] for name in order if name in per_variant}
     doc["average"] = means.averages(per_variant)
     doc["mean"] = means.which_mean("workloads")
-    doc["paper"] = numbers
+    # the paper's averages are over all its workloads: beside an average over some of them, or
+    # over others, they would compare different things
+    whole = sorted(runs) == sorted(paper.workloads)
+    doc["paper"] = numbers if whole else {**numbers, "average": {}}
     doc["meta"] = {"experiment": paper.name, "size": size, "seed": seed,
                    "workloads": list(runs), **meta, "switches": switches,
                    **provenance(runs)}  # fmt: skip
