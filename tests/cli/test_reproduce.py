@@ -22,6 +22,9 @@ def test_reproduce_tom_writes_every_variant_and_the_averages(tmp_path):
     ], env={"COLUMNS": "200"})  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "Figure 8" in result.output
+    # not a terminal: a line per finished workload, with the time elapsed and left
+    assert "TOM at tiny: 2 workloads x 7 systems: 1/2 done (vadd), " in result.output
+    assert " left" in result.output.split("1/2 done (vadd)")[1].splitlines()[0]
     # two of TOM's ten workloads: the paper's averages over all ten are not set beside ours
     assert "average (paper)" not in result.output
     doc = json.loads(doc_path.read_text())

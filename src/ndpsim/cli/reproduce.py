@@ -17,6 +17,7 @@ from rich.markup import escape
 
 from ndpsim.cli.main import app, console, reports_errors
 from ndpsim.cli.paths import output_directory, output_file
+from ndpsim.cli.progress import stage, tracking
 from ndpsim.compilation import COMPILING_NOTICE
 from ndpsim.config import parse_overrides
 from ndpsim.errors import ConfigError
@@ -159,7 +160,7 @@ def _studies(studies: Iterable[Study], seed: int) -> dict[str, dict[str, Any]]:
     """Each study's section of the results document."""
     results = {}
     for study in studies:
-        with console.status(study.title):
+        with stage(study.title):
             results[study.key] = study.run(seed)
     return results
 
@@ -168,18 +169,14 @@ def _run(label: str, names: list[str], size: str, seed: int, variants: list[Vari
          jobs: int | None, store: RunStore) -> dict:  # fmt: skip
     """Run every (workload, system) pair of an experiment with one seed, showing progress;
     runs ``store`` holds are taken from it, and each new one is added as it ends."""
-    done: list[str] = []
-    with console.status(f"{label}: {len(names)} workloads x {len(variants)} systems") as st:
-
-        def progress(name: str) -> None:
-            done.append(name)
-            st.update(f"{label}: {len(done)}/{len(names)} workloads done ({name})")
+    title = f"{label}: {len(names)} workloads x {len(variants)} systems"
+    with tracking(title, len(names)) as tracker:
 
         def compiling(started: bool) -> None:
-            st.update(COMPILING_NOTICE if started
-                      else f"{label}: {len(done)}/{len(names)} workloads done")  # fmt: skip
+            tracker.note(COMPILING_NOTICE if started else "compiled")
 
-        runs = run_experiment(names, size, seed, variants, jobs, progress, compiling, store)
+        runs = run_experiment(names, size, seed, variants, jobs, tracker.advance, compiling,
+                              store)  # fmt: skip
     reused = sum(r["reused"] for by in runs.values() for r in by.values())
     if reused:
         console.print(f"{label}: {reused} of {len(names) * len(variants)} runs taken from "

@@ -20,6 +20,7 @@ from ndpsim.cli.limits import (
 )
 from ndpsim.cli.main import app, console, reports_errors
 from ndpsim.cli.paths import output_file
+from ndpsim.cli.progress import stage
 from ndpsim.compilation import COMPILING_NOTICE, watching_compilation
 from ndpsim.config import parse_overrides
 from ndpsim.provenance import code_provenance, digest, now_utc
@@ -95,13 +96,9 @@ def run(
 
 @contextmanager
 def _status(text: str) -> Iterator[None]:
-    """A spinner saying ``text``, or that numba is compiling while it does."""
-    with (
-        console.status(text) as spinner,
-        watching_compilation(
-            lambda: spinner.update(COMPILING_NOTICE), lambda: spinner.update(text)
-        ),
-    ):
+    """Progress of one step, saying so when numba compiles during it."""
+    with stage(text) as step, watching_compilation(lambda: step.note(COMPILING_NOTICE),
+                                                    lambda: step.note("compiled")):  # fmt: skip
         yield
 
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import typer
 from rich import box
-from rich.progress import Progress
 from rich.table import Table
 
 from ndpsim.cli.limits import (
@@ -19,6 +18,7 @@ from ndpsim.cli.limits import (
 )
 from ndpsim.cli.main import app, console, reports_errors
 from ndpsim.cli.paths import output_directory, output_file
+from ndpsim.cli.progress import tracking
 from ndpsim.errors import WorkloadError
 from ndpsim.hw.gpu.work import LINE_BYTES
 from ndpsim.trace.trace import save_traces
@@ -85,10 +85,8 @@ def run(
     if json_path is not None:
         output_file(json_path, "--json")
     rows = []
-    with Progress(console=console, transient=True) as progress:
-        task = progress.add_task("interpreting", total=len(names))
+    with tracking(f"interpreting {len(names)} workloads", len(names)) as progress:
         for name in names:
-            progress.update(task, description=f"interpreting {name}")
             result = run_workload(name, size, seed, limits=limits)
             if save_traces_dir is not None:
                 save_traces(save_traces_dir / f"{name}-{size}.npz", result.traces)
@@ -105,7 +103,7 @@ def run(
                     "seconds": round(result.seconds, 3),
                 }
             )
-            progress.advance(task)
+            progress.advance(name)
     table = Table(
         title=f"kernel suite at size {size!r} (seed {seed})", title_justify="left",
         box=box.SIMPLE_HEAD, pad_edge=False,
