@@ -92,7 +92,7 @@ def test_installing_twice_adds_the_locators_once(tmp_path):
     numba_cache.install("pkg", root)
     classes = CacheImpl._locator_classes
     try:
-        assert sum(getattr(c, "stamps", None) == ("pkg", root.resolve()) for c in classes) == 3
+        assert sum(getattr(c, "stamps", None) == ("pkg", root.resolve()) for c in classes) == 4
     finally:
         CacheImpl._locator_classes = [
             c for c in classes if getattr(c, "stamps", None) != ("pkg", root.resolve())
@@ -135,13 +135,16 @@ def test_an_edit_to_an_inlined_module_alone_recompiles_the_caller(tmp_path):
     script.write_text(RUN)
 
     def run() -> str:
+        env = {**os.environ, "NDPSIM_CACHE_DIR": str(tmp_path / "cache")}
         out = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True,
-                             text=True)  # fmt: skip
+                             text=True, env=env)  # fmt: skip
         assert out.returncode == 0, out.stderr
         return out.stdout.strip()
 
     assert run() == "1"
-    assert list((root / "__pycache__").glob("caller.call-*.nbi")), "the caller was not cached"
+    cached = list((tmp_path / "cache").rglob("caller.call-*.nbi"))
+    assert cached, "the caller was not cached"
+    assert not (root / "__pycache__").exists() or not list((root / "__pycache__").glob("*.nbi"))
     _edit(root / "callee.py", """
         from numba import njit
 
@@ -150,3 +153,37 @@ def test_an_edit_to_an_inlined_module_alone_recompiles_the_caller(tmp_path):
             return 2
     """)  # fmt: skip
     assert run() == "2"
+
+
+def _locator_for(root: Path, module: str, cache: Path, monkeypatch):
+    monkeypatch.setenv("NDPSIM_CACHE_DIR", str(cache))
+    locator = numba_cache._shared("pkg", root.resolve())
+    source = root / module
+    namespace: dict = {}
+    exec(compile("def f():\n    return 1\n", str(source), "exec"), namespace)
+    return locator.from_function(namespace["f"], str(source))
+
+
+def test_copies_of_the_same_code_share_one_cache_and_other_code_does_not(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    first = _locator_for(_package(tmp_path / "clone1"), "a.py", cache, monkeypatch)
+    second = _locator_for(_package(tmp_path / "clone2"), "a.py", cache, monkeypatch)
+    assert first.get_cache_path() == second.get_cache_path()
+    assert Path(first.get_cache_path()).is_relative_to(cache / "pkg" / "a")
+    assert first.get_source_stamp() == second.get_source_stamp()
+    _edit(tmp_path / "clone2" / "pkg" / "c.py", "X = 2\n")  # in a.py's import closure
+    changed = _locator_for(tmp_path / "clone2" / "pkg", "a.py", cache, monkeypatch)
+    assert changed.get_cache_path() != first.get_cache_path()
+
+
+def test_the_cache_root_follows_the_environment(tmp_path, monkeypatch):
+    monkeypatch.delenv("NDPSIM_CACHE_DIR", raising=False)
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    assert numba_cache.cache_root() == tmp_path / "numba"
+    monkeypatch.setenv("NDPSIM_CACHE_DIR", str(tmp_path / "ours"))
+    assert numba_cache.cache_root() == tmp_path / "ours"
+    monkeypatch.delenv("NDPSIM_CACHE_DIR")
+    monkeypatch.delenv("NUMBA_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    if sys.platform not in ("win32", "darwin"):
+        assert numba_cache.cache_root() == tmp_path / "xdg" / "ndpsim" / "numba"

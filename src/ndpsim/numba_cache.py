@@ -11,8 +11,14 @@ Here a function of the package is stamped instead with a SHA-256 over its module
 the source of every package module that module imports, transitively. Compiled code reaches
 other code and constants only through its module's imports, so any change to what it can reach
 changes the stamp, and numba compiles the function again; an edit elsewhere (the command line,
-the reproductions) leaves the cache alone. Where the cache lives is numba's choice as before
-(``NUMBA_CACHE_DIR``, the ``__pycache__`` next to the source, or the user-wide directory).
+the reproductions) leaves the cache alone.
+
+The cache lives in one directory per user (:func:`cache_root`: ``NDPSIM_CACHE_DIR``, else
+``NUMBA_CACHE_DIR``, else the platform's user cache directory), in a folder named after the
+function's module path inside the package and its stamp, never after where the package is
+installed: every clone and install of the same code shares one compilation, and different code
+never reads another's. A directory that cannot be written falls back to numba's own places
+(the ``__pycache__`` next to the source), stamped the same way.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -130,6 +137,55 @@ def closure_stamp(path: Path, package: str, root: Path) -> str:
     return stamp.hexdigest()
 
 
+def cache_root() -> Path:
+    """Where compiled code is kept: ``NDPSIM_CACHE_DIR``, else ``NUMBA_CACHE_DIR``, else
+    ``ndpsim/numba`` in the platform's user cache directory."""
+    for variable in ("NDPSIM_CACHE_DIR", "NUMBA_CACHE_DIR"):
+        if os.environ.get(variable):
+            return Path(os.environ[variable]).expanduser()
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Caches"
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "ndpsim" / "numba"
+
+
+def _shared(package: str, root: Path) -> type:
+    """A locator for the functions of ``package`` that keeps them under :func:`cache_root`, by
+    module path and stamp, so that every copy of the same code finds them."""
+    mixin = _caching_class("SourceFileBackedLocatorMixin")
+    locator = _caching_class("CacheLocator")
+
+    class SharedCacheLocator(mixin, locator):
+        stamps = (package, root)
+
+        def __init__(self, py_func, py_file):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            source = Path(py_file).resolve()
+            self._stamp = closure_stamp(source, package, root)
+            module = source.relative_to(root.parent).with_suffix("")
+            self._cache_path = str(cache_root().joinpath(*module.parts, self._stamp[:16]))
+
+        def get_cache_path(self):
+            return self._cache_path
+
+        def get_source_stamp(self):
+            return ("import-closure", self._stamp)
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            try:
+                Path(py_file).resolve().relative_to(root)
+            except ValueError:
+                return None  # not ours: numba's own locators take it
+            return super().from_function(py_func, py_file)
+
+    return SharedCacheLocator
+
+
 def _stamped(base: type, package: str, root: Path) -> type:
     """``base`` (one of numba's file-backed locators) for the functions of ``package`` only,
     with the import-closure stamp in place of the function's own file's."""
@@ -160,7 +216,8 @@ def install(package: str, root: Path) -> None:
     if any(getattr(cls, "stamps", None) == (package, root) for cls in impl._locator_classes):
         return
     ours = [
-        _stamped(_caching_class(name), package, root)
-        for name in ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator")
-    ]
+        _shared(package, root),
+        *(_stamped(_caching_class(name), package, root)
+          for name in ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator")),
+    ]  # fmt: skip
     impl._locator_classes = ours + list(impl._locator_classes)
