@@ -45,6 +45,7 @@ import numpy as np
 from numba import njit
 
 from ndpsim.engine import events as ev
+from ndpsim.engine import fifo
 from ndpsim.hw import cache as cachemod
 from ndpsim.hw import link as linkmod
 from ndpsim.hw.dram import controller as ctl
@@ -111,12 +112,12 @@ class MemorySide(NamedTuple):
     tsv: np.ndarray  # int64[cubes]: link between a cube's vaults and its logic layer, or -1
     next_link: np.ndarray  # int64[nodes, nodes]: the link to take at a node towards another
     link_to: np.ndarray  # int64[links]: the node a link delivers to
-    backlog_head: np.ndarray  # int64[channels]: requests waiting for a full controller queue
-    backlog_tail: np.ndarray
+    backlog_head: np.ndarray  # int64[channels]: requests waiting for a full controller queue (a
+    backlog_tail: np.ndarray  # queue per channel, engine.fifo, linked by Q_BACKLOG_NEXT)
     tick_at: np.ndarray  # int64[channels]: when each channel next runs (ps), or NEVER
     tick_min: np.ndarray  # int64[1]: the minimum of tick_at
-    mshr_wait_head: np.ndarray  # int64[slices]: requests waiting for a free L2 MSHR (FIFO)
-    mshr_wait_tail: np.ndarray
+    mshr_wait_head: np.ndarray  # int64[slices]: requests waiting for a free L2 MSHR (a queue per
+    mshr_wait_tail: np.ndarray  # slice, engine.fifo, linked by Q_L2_NEXT)
     fields: np.ndarray  # int64[7]: scratch for address decoding
     nodes: np.ndarray  # int64[5]: scratch for the DRAM controller
     stats: np.ndarray  # int64[slices, len(L2_STAT_NAMES)]
@@ -203,16 +204,11 @@ def _enqueue(dram, pool, rid, cycle):
 def _mem_arrive(mem, dram, events, pool, rid, now):
     ch = pool.fields[rid, rq.Q_CHANNEL]
     cycle = now // mem.params[M_TCK]
-    if mem.backlog_head[ch] < 0 and _enqueue(dram, pool, rid, cycle):
+    if fifo.empty(mem.backlog_head, ch) and _enqueue(dram, pool, rid, cycle):
         _wake_channel(mem, ch, now)
         return
     # The controller queue is full: wait, in arrival order, for room.
-    pool.fields[rid, rq.Q_BACKLOG_NEXT] = -1
-    if mem.backlog_head[ch] < 0:
-        mem.backlog_head[ch] = rid
-    else:
-        pool.fields[mem.backlog_tail[ch], rq.Q_BACKLOG_NEXT] = rid
-    mem.backlog_tail[ch] = rid
+    fifo.push(mem.backlog_head, mem.backlog_tail, pool.fields[:, rq.Q_BACKLOG_NEXT], ch, rid)
 
 
 @njit(cache=True, inline="always")
@@ -224,8 +220,9 @@ def _dram_tick(mem, dram, events, pool, ch, now):
     for i in range(dram.done_count[0]):
         ev.push(events, dram.done_cycle[i] * tck, EV_DRAM_DONE, dram.done_tag[i], 0)
     dram.done_count[0] = 0
-    while mem.backlog_head[ch] >= 0 and _enqueue(dram, pool, mem.backlog_head[ch], cycle):
-        mem.backlog_head[ch] = pool.fields[mem.backlog_head[ch], rq.Q_BACKLOG_NEXT]
+    backlog = mem.backlog_head
+    while not fifo.empty(backlog, ch) and _enqueue(dram, pool, fifo.peek(backlog, ch), cycle):
+        fifo.pop(backlog, pool.fields[:, rq.Q_BACKLOG_NEXT], ch)
         wake = min(wake, cycle + 1)
     mem.tick_at[ch] = wake * tck if wake < ctl.NEVER else NEVER
 
@@ -269,12 +266,8 @@ def _miss_waits(mem, l2, pool, rid, slice_, line):
     mshr = cachemod.mshr_allocate(l2, slice_, line)
     if mshr < 0:  # wait, in order, for a fill to free an MSHR
         st[L_MSHR_FULL] += 1
-        f[rq.Q_L2_NEXT] = -1
-        if mem.mshr_wait_head[slice_] < 0:
-            mem.mshr_wait_head[slice_] = rid
-        else:
-            pool.fields[mem.mshr_wait_tail[slice_], rq.Q_L2_NEXT] = rid
-        mem.mshr_wait_tail[slice_] = rid
+        fifo.push(mem.mshr_wait_head, mem.mshr_wait_tail, pool.fields[:, rq.Q_L2_NEXT], slice_,
+                  rid)  # fmt: skip
         return False
     f[rq.Q_L2_NEXT] = -1  # it heads the MSHR's waiting list
     l2.mshr_head[slice_, mshr] = rid
@@ -364,14 +357,11 @@ def _l2_fill(mem, l2, links, events, pool, rid, now):
 def _mshr_waiter(mem, l2, pool, slice_):
     """The oldest request waiting for an MSHR of ``slice_``, taken off the wait list, if an
     MSHR is free (else, or for slice -1, -1)."""
-    if slice_ < 0 or mem.mshr_wait_head[slice_] < 0:
+    if slice_ < 0 or fifo.empty(mem.mshr_wait_head, slice_):
         return -1
     if l2.mshr_used[slice_] >= l2.mshr_line.shape[1]:
         return -1
-    blocked = mem.mshr_wait_head[slice_]
-    mem.mshr_wait_head[slice_] = pool.fields[blocked, rq.Q_L2_NEXT]
-    pool.fields[blocked, rq.Q_L2_NEXT] = -1
-    return blocked
+    return fifo.pop(mem.mshr_wait_head, pool.fields[:, rq.Q_L2_NEXT], slice_)
 
 
 @njit(cache=True, inline="always")
@@ -536,12 +526,7 @@ def _offload_arrive(sm, work, l1, mem, off, events, i, now):
     if smmod.start_offloaded(sm, work, l1, off, events, mem.params[M_GPU_SMS] + d, i, now):
         return
     off.stats[d, ofl.K_QUEUED] += 1
-    off.inst_next[i] = -1
-    if off.queue_head[d] < 0:
-        off.queue_head[d] = i
-    else:
-        off.inst_next[off.queue_tail[d]] = i
-    off.queue_tail[d] = i
+    fifo.push(off.queue_head, off.queue_tail, off.inst_next, d, i)
 
 
 @njit(cache=True)
@@ -564,10 +549,9 @@ def _offload_done(sm, work, l1, mem, links, events, off, s, w, now):
     i = sm.slot_instance[s, w]
     d = off.inst_dest[i]
     smmod.free_stack_slot(sm, work, off, s, w, now)
-    head = off.queue_head[d]
-    if head >= 0:
-        off.queue_head[d] = off.inst_next[head]
-        smmod.start_offloaded(sm, work, l1, off, events, s, head, now)
+    if not fifo.empty(off.queue_head, d):
+        smmod.start_offloaded(sm, work, l1, off, events, s,
+                              fifo.pop(off.queue_head, off.inst_next, d), now)  # fmt: skip
     if mem.params[M_IDEAL] == 0:
         # TOM lists the written lines for the GPU to invalidate; SNDP's vaults already sent
         # an invalidation per write
