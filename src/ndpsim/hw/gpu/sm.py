@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from ndpsim.engine import events as ev
-from ndpsim.engine import fifo
+from ndpsim.engine import fifo, kinds
 from ndpsim.hw import cache as cachemod
 from ndpsim.hw import link as linkmod
 from ndpsim.hw.gpu import offload as ofl
@@ -98,7 +98,9 @@ SM_STAT_NAMES = (
 
 # events the SM emits: a request for the L2 (GPU SMs) or for the stack's vaults (stack SMs);
 # an offload request to send; a stack SM finished an offloaded block
-EV_L2_REQUEST, EV_NDP_REQUEST, EV_OFFLOAD_SEND, EV_OFFLOAD_DONE = 1, 6, 7, 8
+EV_L2_REQUEST, EV_NDP_REQUEST, EV_OFFLOAD_SEND, EV_OFFLOAD_DONE = kinds.declare(
+    __name__, "L2_REQUEST", "NDP_REQUEST", "OFFLOAD_SEND", "OFFLOAD_DONE"
+)
 
 
 class SmState(NamedTuple):

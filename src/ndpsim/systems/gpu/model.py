@@ -45,7 +45,7 @@ import numpy as np
 from numba import njit
 
 from ndpsim.engine import events as ev
-from ndpsim.engine import fifo
+from ndpsim.engine import fifo, kinds
 from ndpsim.hw import cache as cachemod
 from ndpsim.hw import link as linkmod
 from ndpsim.hw.dram import controller as ctl
@@ -68,8 +68,11 @@ from ndpsim.trace.trace import MemoryKind, MemorySpace
 
 EV_L2_REQUEST, EV_NDP_REQUEST = smmod.EV_L2_REQUEST, smmod.EV_NDP_REQUEST
 EV_OFFLOAD_SEND, EV_OFFLOAD_DONE = smmod.EV_OFFLOAD_SEND, smmod.EV_OFFLOAD_DONE
-EV_MEM_ARRIVE, EV_DRAM_DONE, EV_L2_FILL, EV_SM_FILL = 2, 3, 4, 5
-EV_NDP_FILL, EV_OFFLOAD_ARRIVE, EV_OFFLOAD_ACK, EV_BUFFER_FILL = 9, 10, 11, 12
+(EV_MEM_ARRIVE, EV_DRAM_DONE, EV_L2_FILL, EV_SM_FILL, EV_NDP_FILL, EV_OFFLOAD_ARRIVE,
+ EV_OFFLOAD_ACK, EV_BUFFER_FILL) = kinds.declare(
+    __name__, "MEM_ARRIVE", "DRAM_DONE", "L2_FILL", "SM_FILL", "NDP_FILL", "OFFLOAD_ARRIVE",
+    "OFFLOAD_ACK", "BUFFER_FILL",
+)  # fmt: skip
 
 (M_SLICES, M_L2_LATENCY, M_L2_PERIOD, M_XBAR_LATENCY, M_HEADER, M_LINE, M_TCK, M_CUBES,
  M_CHANNELS_PER_CUBE, M_L2_ENABLED, M_HEADROOM, M_HIST_BIN_PS, M_GPU_SMS,
