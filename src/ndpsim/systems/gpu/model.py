@@ -39,13 +39,14 @@ controller at ``t``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from ndpsim.engine import events as ev
-from ndpsim.engine import fifo, kinds
+from ndpsim.engine import fifo, kinds, loop
 from ndpsim.hw import cache as cachemod
 from ndpsim.hw import link as linkmod
 from ndpsim.hw.dram import controller as ctl
@@ -89,13 +90,11 @@ L2_STAT_NAMES = (
     "atomics", "fills", "dram_reads", "dram_writes",
 )  # fmt: skip
 
-# advance() results
-FINISHED, EPOCH_END, GROW, STUCK, LEARNED = 0, 1, 2, 3, 4
-
 
 def headroom(sms: int, schedulers: int) -> int:
-    """Event slots and request ids advance() keeps free (it stops with ``GROW`` for the caller
-    to enlarge them): one round of every SM sends at most SMs x schedulers x 32 lines."""
+    """Event slots and request ids advance() keeps free (it stops with ``GROW`` for
+    :meth:`Launch.grow` to enlarge them): one round of every SM sends at most SMs x schedulers
+    x 32 lines."""
     return sms * schedulers * 32 + 1024
 
 
@@ -602,7 +601,8 @@ def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, off
     happens after ``until`` (``EPOCH_END``), the event queue or the request pool is nearly full
     (``GROW``: enlarge them and call again), nothing at all can happen any more although
     work is left (``STUCK``), or TOM's learning phase has seen all the instances it wanted
-    (``LEARNED``: choose the mapping and call again). Returns (status, time reached)."""
+    (``REQUESTED``: choose the mapping and call again). Returns (status, time reached); the
+    statuses are :mod:`ndpsim.engine.loop`'s, which drives it through :class:`Launch`."""
     sms = sm.params[smmod.S_COUNT]
     requests = pool.free.shape[0]
     num_ctas = work.params[W_NUM_CTAS]
@@ -613,14 +613,14 @@ def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, off
     now = 0
     while True:
         if events.meta[2] < room or pool.meta[0] < room:
-            return GROW, now
+            return loop.GROW, now
         if sm.counters[3] == num_ctas and pool.meta[0] == requests:
             # Every CTA finished and every request (writes included) completed; what is left
             # in the queue (refresh ticks) belongs to the memory, not to this kernel.
             end = mem.progress[1]
             for s in range(sms):
                 end = max(end, sm.clock_last[s])
-            return FINISHED, end
+            return loop.FINISHED, end
         t_event = ev.peek_time(events)
         if t_event < 0:
             t_event = NEVER
@@ -628,9 +628,9 @@ def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, off
         t_sm = sm.sm_min[0]
         now = min(t_event, t_tick, t_sm)
         if now >= NEVER:
-            return STUCK, now
+            return loop.STUCK, now
         if now > until:
-            return EPOCH_END, until
+            return loop.EPOCH_END, until
         if t_event == now:
             t, kind, a0, a1 = ev.pop(events)
             if kind == EV_L2_REQUEST and pool.fields[a0, rq.Q_KIND] >= rq.R_RDF:
@@ -699,4 +699,36 @@ def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, off
                 t_sm = sm.sm_next[s]
         sm.sm_min[0] = t_sm
         if learning and ofl.learning_done(off):  # only an issuing warp ends the phase
-            return LEARNED, now
+            return loop.REQUESTED, now
+
+
+class Launch(loop.Model):
+    """One kernel launch on the compiled model, as the engine's loop drives it: the event queue
+    and the request pool grow when ``advance`` runs short of them, and ``diagnose`` (given the
+    pool and the time) says where a stuck launch's work is."""
+
+    def __init__(self, sm, work, l1, pool, links, events, sm_ports, page, mem, l2, dram, off,
+                 diagnose: Callable[[rq.RequestPool, int], str]):  # fmt: skip
+        self.sm, self.work, self.l1, self.pool, self.links = sm, work, l1, pool, links
+        self.events, self.sm_ports, self.page, self.mem = events, sm_ports, page, mem
+        self.l2, self.dram, self.off = l2, dram, off
+        self.diagnose = diagnose
+
+    def advance(self, until_ps: int) -> tuple[int, int]:
+        return advance(self.sm, self.work, self.l1, self.pool, self.links, self.events,
+                       self.sm_ports, self.page, self.mem, self.l2, self.dram, self.off,
+                       until_ps)  # fmt: skip
+
+    def grow(self) -> None:
+        room = int(self.mem.params[M_HEADROOM])
+        if self.events.meta[2] < room:
+            self.events = ev.grown(self.events)
+        if self.pool.meta[0] < room:
+            self.pool = rq.grown(self.pool)
+
+    def progress(self) -> tuple[int, int]:
+        """Warp instructions issued and requests completed."""
+        return int(self.sm.stats[:, smmod.T_ISSUED].sum()), int(self.mem.progress[0])
+
+    def stuck(self, now_ps: int) -> str:
+        return self.diagnose(self.pool, now_ps)
