@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "ndpsim"
 LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(names.split())
     for names in (
-        "errors textfile toml_lines registry hostmemory compilation numba_cache config",
+        "errors textfile toml_lines registry hostmemory compilation numba_cache config provenance",
         "frontend",
         "analysis",
         "trace traceio",

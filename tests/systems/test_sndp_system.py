@@ -11,15 +11,15 @@ from hypothesis import strategies as st
 from ndpsim.errors import ConfigError
 from ndpsim.hw.gpu import offload as ofl
 from ndpsim.policy.offload.sndp import target_stacks
-from ndpsim.systems import load_system_config
-from ndpsim.systems.gpu import GpuSystem
-from ndpsim.systems.sndp_ratio import (
+from ndpsim.policy.sndp_ratio import (
     INITIAL_RATIO,
     STEP_MAX,
     STEP_UNIT,
     RatioController,
     time_weighted_ratio,
 )
+from ndpsim.systems import load_system_config
+from ndpsim.systems.gpu import GpuSystem
 from ndpsim.workloads import kernel_module, run_workload
 
 

@@ -3,7 +3,9 @@
 A front end offers the requests in order, up to ``inject_per_cycle`` per DRAM cycle; a request
 whose channel queue is full stalls the front end (and every request behind it) until the queue has
 room. K = 1 makes the front end the bottleneck (cycles about equal to requests); a K of 8 or more
-saturates the memory. Time skips over cycles in which nothing can happen.
+saturates the memory. Time skips over cycles in which nothing can happen. The compiled
+``advance`` runs epoch by epoch on the engine's loop (:mod:`ndpsim.engine.loop`), whose watchdog
+stops a trace that stops making progress.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from ndpsim.engine import loop
 from ndpsim.errors import SimulationError
 from ndpsim.hw.dram import controller as ctl
 from ndpsim.hw.dram.mapping import (
@@ -30,16 +33,23 @@ from ndpsim.hw.dram.mapping import (
 )
 from ndpsim.hw.dram.spec import DramPreset
 
+# where a run is: the next cycle to simulate, the next request to offer, the cycle by which the
+# front end had offered them all (0 until then), the last cycle a request's data was done
+AT_NOW, AT_NEXT, AT_INJECTED, AT_LAST_DONE = range(4)
+
 
 @njit(cache=True, _nrt=False)
-def _simulate(d, bits, xor, addresses, writes, per_cycle, wake, fields, nodes):  # pragma: no cover
+def advance(d, bits, xor, addresses, writes, per_cycle, tck, wake, fields, nodes, at,
+            until):  # pragma: no cover  # fmt: skip
+    """Run the trace from where ``at`` says until every request is done (``FINISHED``, at the
+    last one's data), the next cycle starts after ``until`` ps (``EPOCH_END``), or no channel
+    will ever run again although requests wait (``STUCK``). Returns (status, time reached)."""
     n = addresses.shape[0]
     channels = d.params[ctl.P_CHANNELS]
-    now = 0
-    i = 0
-    injected_by = 0
-    last_done = 0
-    while True:
+    now, i = at[AT_NOW], at[AT_NEXT]
+    injected_by, last_done = at[AT_INJECTED], at[AT_LAST_DONE]
+    status, reached = loop.EPOCH_END, until
+    while now * tck <= until:
         blocked = False
         k = 0
         while i < n and k < per_cycle:
@@ -71,12 +81,50 @@ def _simulate(d, bits, xor, addresses, writes, per_cycle, wake, fields, nodes): 
             for ch in range(channels):
                 queued += d.q_count[ch, 0] + d.q_count[ch, 1]
             if queued == 0:
+                status, reached = loop.FINISHED, max(now, last_done) * tck
                 break
         if i < n and not blocked:
             now += 1
+        elif next_wake >= ctl.NEVER:
+            status, reached = loop.STUCK, now * tck
+            break
         else:
             now = max(now + 1, next_wake)
-    return max(now, last_done), injected_by
+    at[AT_NOW], at[AT_NEXT] = now, i
+    at[AT_INJECTED], at[AT_LAST_DONE] = injected_by, last_done
+    return status, reached
+
+
+class _TraceRun(loop.Model):
+    """A trace on one DRAM device, as the engine's loop drives it."""
+
+    def __init__(self, preset: DramPreset, mapping: AddressMapping, addresses: np.ndarray,
+                 writes: np.ndarray, inject_per_cycle: int):  # fmt: skip
+        self.preset = preset
+        self.state = ctl.build_dram_state(preset)
+        self.bits, self.xor = mapping.arrays()
+        self.addresses, self.writes = addresses, writes
+        self.per_cycle = inject_per_cycle
+        self.tck = preset.timing.tCK_ps
+        self.wake = np.zeros(preset.organization.channels, dtype=np.int64)
+        self.fields = np.zeros(len(FIELDS), dtype=np.int64)  # scratch for decoding
+        self.nodes = np.zeros(5, dtype=np.int64)  # scratch for the controller
+        self.at = np.zeros(4, dtype=np.int64)
+
+    def advance(self, until_ps: int) -> tuple[int, int]:
+        return advance(self.state, self.bits, self.xor, self.addresses, self.writes,
+                       self.per_cycle, self.tck, self.wake, self.fields, self.nodes, self.at,
+                       until_ps)  # fmt: skip
+
+    def progress(self) -> tuple[int, int]:
+        served = self.state.stats[:, [ctl.S_READS_DONE, ctl.S_WRITES_DONE]]
+        return int(self.at[AT_NEXT]), int(served.sum())
+
+    def stuck(self, now_ps: int) -> str:
+        offered, queued = int(self.at[AT_NEXT]), int(self.state.q_count.sum())
+        return (f"DRAM {self.preset.name!r} stopped making progress at cycle "
+                f"{now_ps // self.tck}: {offered} of {len(self.addresses)} requests offered, "
+                f"{queued} in controller queues")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -120,18 +168,12 @@ def run_dram_trace(
 ) -> DramTraceResult:
     """Drive a fresh device with a trace; returns cycles, row-buffer outcomes and latency."""
     mapping = mapping or interleaved_layout(preset.organization)
-    bits, xor = mapping.arrays()
-    state = ctl.build_dram_state(preset)
     addresses = np.ascontiguousarray(addresses, dtype=np.int64)
     writes = np.ascontiguousarray(is_write, dtype=np.uint8)
+    trace = _TraceRun(preset, mapping, addresses, writes, int(inject_per_cycle))
+    state = trace.state
     start = time.perf_counter()
-    wake = np.zeros(preset.organization.channels, dtype=np.int64)
-    scratch_fields = np.zeros(len(FIELDS), dtype=np.int64)
-    scratch_nodes = np.zeros(5, dtype=np.int64)
-    cycles, injected_by = _simulate(
-        state, bits, xor, addresses, writes, int(inject_per_cycle), wake, scratch_fields,
-        scratch_nodes,
-    )  # fmt: skip
+    cycles = loop.run(trace, 0) // trace.tck
     wall = time.perf_counter() - start
     overlapping = np.flatnonzero(state.bus_overlap)
     if len(overlapping):
@@ -147,7 +189,7 @@ def run_dram_trace(
         preset=preset.name,
         requests=len(addresses),
         cycles=int(cycles),
-        inject_cycles=int(injected_by),
+        inject_cycles=int(trace.at[AT_INJECTED]),
         stats=stats,
         wall_seconds=wall,
         clock_ghz=preset.timing.clock_ghz,

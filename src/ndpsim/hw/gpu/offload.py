@@ -26,7 +26,7 @@ What the model needs, found before the run (:mod:`ndpsim.systems.offload`):
   ``inst_probe``), and with control (or ``warp_limit``) the block stays when that stack already
   has as many offloads pending as its SM has warp slots. SNDP: every instance (naive), a
   random fraction of instances (a static ratio, or Algorithm 1's ratio set between epochs by
-  :mod:`ndpsim.systems.sndp_ratio`), and with cache awareness never a block whose measured
+  :mod:`ndpsim.policy.sndp_ratio`), and with cache awareness never a block whose measured
   benefit does not beat its register traffic (sec. 7.3).
 * per stack, a FIFO of arrived offloads waiting for a free warp slot (TOM without control does
   not bound it; SNDP's credits bound it by the command buffer), and a FIFO of GPU warps waiting
@@ -111,8 +111,8 @@ class OffloadState(NamedTuple):
     inst_trips: np.ndarray  # loop iterations the instance executes (its candidate's loop)
     inst_probe: np.ndarray  # stream position of its first global/local memory access, which
     # names the destination (footnote 4), or -1 if it touches no memory
-    inst_next: np.ndarray  # link in a stack's FIFO (offloads waiting for a slot, or GPU warps
-    # waiting for credits; an instance is in at most one of them)
+    inst_next: np.ndarray  # link of the stacks' queues (engine.fifo): offloads waiting for a
+    # slot, or GPU warps waiting for credits; an instance is in at most one of them
     inst_home: np.ndarray  # the GPU warp slot that offloaded it (sm * slots + slot), or, in
     # TOM's learning phase, that runs it under the analyzer's watch (SEEN once seen whole)
     inst_runner: np.ndarray  # the stack-SM slot running it (sm * slots + slot), or -1
@@ -133,13 +133,13 @@ class OffloadState(NamedTuple):
     # for the memory instruction at that stream position (SNDP)
     credits: np.ndarray  # int64[cubes, 3]: free NSU buffer entries the GPU may still reserve
     credits_low: np.ndarray  # int64[cubes, 3]: the fewest ever free (never below 0)
-    credit_head: np.ndarray  # int64[cubes]: GPU warps waiting for credits (FIFO of instances)
-    credit_tail: np.ndarray
+    credit_head: np.ndarray  # int64[cubes]: GPU warps waiting for credits (a queue of instances
+    credit_tail: np.ndarray  # per stack, engine.fifo)
     ready_packets: np.ndarray  # int64[sms]: RDF/WTA packets in each GPU SM's ready buffer
     control: np.ndarray  # int64[CONTROL_FIELDS]
     pending: np.ndarray  # int64[cubes]: offloads sent to the stack and not acknowledged
-    queue_head: np.ndarray  # int64[cubes]: arrived offloads waiting for a stack-SM slot
-    queue_tail: np.ndarray
+    queue_head: np.ndarray  # int64[cubes]: arrived offloads waiting for a stack-SM slot (a
+    queue_tail: np.ndarray  # queue per stack, engine.fifo)
     tx_link: np.ndarray  # int64[cubes]: GPU -> stack link (TX channel)
     rx_link: np.ndarray  # int64[cubes]: stack -> GPU link (RX channel)
     monitor: np.ndarray  # int64[2 + 2 * cubes]: window start, spare, busy ps of every channel

@@ -2,8 +2,10 @@
 
 A request is one cache-line transaction on its way through the memory system. Whoever holds a
 request id may read and write its fields. A request can wait in three lists at once, each with
-its own link: on an L1 MSHR (``Q_NEXT``), on an L2 MSHR (``Q_L2_NEXT``), and in a memory
-controller's backlog when its queue is full (``Q_BACKLOG_NEXT``). An SNDP packet (RDF/WTA)
+its own link: on an L1 MSHR (``Q_NEXT``), on an L2 MSHR or in its slice's queue for a free one
+(``Q_L2_NEXT``), and in a memory controller's backlog when its queue is full
+(``Q_BACKLOG_NEXT``). The queues are :mod:`ndpsim.engine.fifo` families, which set the link of
+an item they take; an MSHR's list is kept by its cache. An SNDP packet (RDF/WTA)
 names its offload instance in ``Q_SLOT`` and the stream position of its memory instruction in
 ``Q_LOAD``.
 """
@@ -54,9 +56,7 @@ def allocate(pool):
     if used > pool.meta[1]:
         pool.meta[1] = used
     rid = pool.free[n]
-    pool.fields[rid, Q_NEXT] = -1
-    pool.fields[rid, Q_L2_NEXT] = -1
-    pool.fields[rid, Q_BACKLOG_NEXT] = -1
+    pool.fields[rid, Q_NEXT] = -1  # the first request on an L1 MSHR ends its list
     return rid
 
 

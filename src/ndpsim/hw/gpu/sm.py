@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit
 
 from ndpsim.engine import events as ev
+from ndpsim.engine import fifo, kinds
 from ndpsim.hw import cache as cachemod
 from ndpsim.hw import link as linkmod
 from ndpsim.hw.gpu import offload as ofl
@@ -97,7 +98,9 @@ SM_STAT_NAMES = (
 
 # events the SM emits: a request for the L2 (GPU SMs) or for the stack's vaults (stack SMs);
 # an offload request to send; a stack SM finished an offloaded block
-EV_L2_REQUEST, EV_NDP_REQUEST, EV_OFFLOAD_SEND, EV_OFFLOAD_DONE = 1, 6, 7, 8
+EV_L2_REQUEST, EV_NDP_REQUEST, EV_OFFLOAD_SEND, EV_OFFLOAD_DONE = kinds.declare(
+    __name__, "L2_REQUEST", "NDP_REQUEST", "OFFLOAD_SEND", "OFFLOAD_DONE"
+)
 
 
 class SmState(NamedTuple):
@@ -721,15 +724,10 @@ def _offload(sm, work, off, events, s, w, i, now):
     off.inst_home[i] = s * sm.slot_warp.shape[1] + w
     if off.params[ofl.O_MODE] == ofl.MODE_SNDP:
         d = off.inst_dest[i]
-        if off.credit_head[d] >= 0 or not ofl.reserve_credits(off, i):
+        if not fifo.empty(off.credit_head, d) or not ofl.reserve_credits(off, i):
             off.stats[d, ofl.K_CREDIT_WAITS] += 1
             sm.slot_state[s, w] = CREDIT_WAIT
-            off.inst_next[i] = -1
-            if off.credit_head[d] < 0:
-                off.credit_head[d] = i
-            else:
-                off.inst_next[off.credit_tail[d]] = i
-            off.credit_tail[d] = i
+            fifo.push(off.credit_head, off.credit_tail, off.inst_next, d, i)
             return
     _send_offload(sm, work, off, events, s, w, now)
 
@@ -741,9 +739,9 @@ def release_credits(sm, work, off, events, d, kind, n, now):
     nor charge bytes), and warps waiting for credits there go on, in order, while they fit."""
     off.credits[d, kind] += n
     slots = sm.slot_warp.shape[1]
-    while off.credit_head[d] >= 0 and ofl.reserve_credits(off, off.credit_head[d]):
-        i = off.credit_head[d]
-        off.credit_head[d] = off.inst_next[i]
+    waiting = off.credit_head
+    while not fifo.empty(waiting, d) and ofl.reserve_credits(off, fifo.peek(waiting, d)):
+        i = fifo.pop(waiting, off.inst_next, d)
         _send_offload(sm, work, off, events, off.inst_home[i] // slots, off.inst_home[i] % slots,
                       now)  # fmt: skip
 

@@ -12,7 +12,7 @@ import numpy as np
 from ndpsim.errors import ConfigError
 from ndpsim.hw.gpu import offload as ofl
 from ndpsim.policy.offload import OFFLOAD_SCHEMES, OffloadScheme, credit_capacity
-from ndpsim.systems.sndp_ratio import INITIAL_RATIO, RatioController, time_weighted_ratio
+from ndpsim.policy.sndp_ratio import INITIAL_RATIO, RatioController, time_weighted_ratio
 
 
 @OFFLOAD_SCHEMES.register("sndp")

@@ -39,12 +39,14 @@ controller at ``t``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from ndpsim.engine import events as ev
+from ndpsim.engine import fifo, kinds, loop
 from ndpsim.hw import cache as cachemod
 from ndpsim.hw import link as linkmod
 from ndpsim.hw.dram import controller as ctl
@@ -67,8 +69,11 @@ from ndpsim.trace.trace import MemoryKind, MemorySpace
 
 EV_L2_REQUEST, EV_NDP_REQUEST = smmod.EV_L2_REQUEST, smmod.EV_NDP_REQUEST
 EV_OFFLOAD_SEND, EV_OFFLOAD_DONE = smmod.EV_OFFLOAD_SEND, smmod.EV_OFFLOAD_DONE
-EV_MEM_ARRIVE, EV_DRAM_DONE, EV_L2_FILL, EV_SM_FILL = 2, 3, 4, 5
-EV_NDP_FILL, EV_OFFLOAD_ARRIVE, EV_OFFLOAD_ACK, EV_BUFFER_FILL = 9, 10, 11, 12
+(EV_MEM_ARRIVE, EV_DRAM_DONE, EV_L2_FILL, EV_SM_FILL, EV_NDP_FILL, EV_OFFLOAD_ARRIVE,
+ EV_OFFLOAD_ACK, EV_BUFFER_FILL) = kinds.declare(
+    __name__, "MEM_ARRIVE", "DRAM_DONE", "L2_FILL", "SM_FILL", "NDP_FILL", "OFFLOAD_ARRIVE",
+    "OFFLOAD_ACK", "BUFFER_FILL",
+)  # fmt: skip
 
 (M_SLICES, M_L2_LATENCY, M_L2_PERIOD, M_XBAR_LATENCY, M_HEADER, M_LINE, M_TCK, M_CUBES,
  M_CHANNELS_PER_CUBE, M_L2_ENABLED, M_HEADROOM, M_HIST_BIN_PS, M_GPU_SMS,
@@ -85,13 +90,11 @@ L2_STAT_NAMES = (
     "atomics", "fills", "dram_reads", "dram_writes",
 )  # fmt: skip
 
-# advance() results
-FINISHED, EPOCH_END, GROW, STUCK, LEARNED = 0, 1, 2, 3, 4
-
 
 def headroom(sms: int, schedulers: int) -> int:
-    """Event slots and request ids advance() keeps free (it stops with ``GROW`` for the caller
-    to enlarge them): one round of every SM sends at most SMs x schedulers x 32 lines."""
+    """Event slots and request ids advance() keeps free (it stops with ``GROW`` for
+    :meth:`Launch.grow` to enlarge them): one round of every SM sends at most SMs x schedulers
+    x 32 lines."""
     return sms * schedulers * 32 + 1024
 
 
@@ -111,12 +114,12 @@ class MemorySide(NamedTuple):
     tsv: np.ndarray  # int64[cubes]: link between a cube's vaults and its logic layer, or -1
     next_link: np.ndarray  # int64[nodes, nodes]: the link to take at a node towards another
     link_to: np.ndarray  # int64[links]: the node a link delivers to
-    backlog_head: np.ndarray  # int64[channels]: requests waiting for a full controller queue
-    backlog_tail: np.ndarray
+    backlog_head: np.ndarray  # int64[channels]: requests waiting for a full controller queue (a
+    backlog_tail: np.ndarray  # queue per channel, engine.fifo, linked by Q_BACKLOG_NEXT)
     tick_at: np.ndarray  # int64[channels]: when each channel next runs (ps), or NEVER
     tick_min: np.ndarray  # int64[1]: the minimum of tick_at
-    mshr_wait_head: np.ndarray  # int64[slices]: requests waiting for a free L2 MSHR (FIFO)
-    mshr_wait_tail: np.ndarray
+    mshr_wait_head: np.ndarray  # int64[slices]: requests waiting for a free L2 MSHR (a queue per
+    mshr_wait_tail: np.ndarray  # slice, engine.fifo, linked by Q_L2_NEXT)
     fields: np.ndarray  # int64[7]: scratch for address decoding
     nodes: np.ndarray  # int64[5]: scratch for the DRAM controller
     stats: np.ndarray  # int64[slices, len(L2_STAT_NAMES)]
@@ -203,16 +206,11 @@ def _enqueue(dram, pool, rid, cycle):
 def _mem_arrive(mem, dram, events, pool, rid, now):
     ch = pool.fields[rid, rq.Q_CHANNEL]
     cycle = now // mem.params[M_TCK]
-    if mem.backlog_head[ch] < 0 and _enqueue(dram, pool, rid, cycle):
+    if fifo.empty(mem.backlog_head, ch) and _enqueue(dram, pool, rid, cycle):
         _wake_channel(mem, ch, now)
         return
     # The controller queue is full: wait, in arrival order, for room.
-    pool.fields[rid, rq.Q_BACKLOG_NEXT] = -1
-    if mem.backlog_head[ch] < 0:
-        mem.backlog_head[ch] = rid
-    else:
-        pool.fields[mem.backlog_tail[ch], rq.Q_BACKLOG_NEXT] = rid
-    mem.backlog_tail[ch] = rid
+    fifo.push(mem.backlog_head, mem.backlog_tail, pool.fields[:, rq.Q_BACKLOG_NEXT], ch, rid)
 
 
 @njit(cache=True, inline="always")
@@ -224,8 +222,9 @@ def _dram_tick(mem, dram, events, pool, ch, now):
     for i in range(dram.done_count[0]):
         ev.push(events, dram.done_cycle[i] * tck, EV_DRAM_DONE, dram.done_tag[i], 0)
     dram.done_count[0] = 0
-    while mem.backlog_head[ch] >= 0 and _enqueue(dram, pool, mem.backlog_head[ch], cycle):
-        mem.backlog_head[ch] = pool.fields[mem.backlog_head[ch], rq.Q_BACKLOG_NEXT]
+    backlog = mem.backlog_head
+    while not fifo.empty(backlog, ch) and _enqueue(dram, pool, fifo.peek(backlog, ch), cycle):
+        fifo.pop(backlog, pool.fields[:, rq.Q_BACKLOG_NEXT], ch)
         wake = min(wake, cycle + 1)
     mem.tick_at[ch] = wake * tck if wake < ctl.NEVER else NEVER
 
@@ -269,12 +268,8 @@ def _miss_waits(mem, l2, pool, rid, slice_, line):
     mshr = cachemod.mshr_allocate(l2, slice_, line)
     if mshr < 0:  # wait, in order, for a fill to free an MSHR
         st[L_MSHR_FULL] += 1
-        f[rq.Q_L2_NEXT] = -1
-        if mem.mshr_wait_head[slice_] < 0:
-            mem.mshr_wait_head[slice_] = rid
-        else:
-            pool.fields[mem.mshr_wait_tail[slice_], rq.Q_L2_NEXT] = rid
-        mem.mshr_wait_tail[slice_] = rid
+        fifo.push(mem.mshr_wait_head, mem.mshr_wait_tail, pool.fields[:, rq.Q_L2_NEXT], slice_,
+                  rid)  # fmt: skip
         return False
     f[rq.Q_L2_NEXT] = -1  # it heads the MSHR's waiting list
     l2.mshr_head[slice_, mshr] = rid
@@ -364,14 +359,11 @@ def _l2_fill(mem, l2, links, events, pool, rid, now):
 def _mshr_waiter(mem, l2, pool, slice_):
     """The oldest request waiting for an MSHR of ``slice_``, taken off the wait list, if an
     MSHR is free (else, or for slice -1, -1)."""
-    if slice_ < 0 or mem.mshr_wait_head[slice_] < 0:
+    if slice_ < 0 or fifo.empty(mem.mshr_wait_head, slice_):
         return -1
     if l2.mshr_used[slice_] >= l2.mshr_line.shape[1]:
         return -1
-    blocked = mem.mshr_wait_head[slice_]
-    mem.mshr_wait_head[slice_] = pool.fields[blocked, rq.Q_L2_NEXT]
-    pool.fields[blocked, rq.Q_L2_NEXT] = -1
-    return blocked
+    return fifo.pop(mem.mshr_wait_head, pool.fields[:, rq.Q_L2_NEXT], slice_)
 
 
 @njit(cache=True, inline="always")
@@ -536,12 +528,7 @@ def _offload_arrive(sm, work, l1, mem, off, events, i, now):
     if smmod.start_offloaded(sm, work, l1, off, events, mem.params[M_GPU_SMS] + d, i, now):
         return
     off.stats[d, ofl.K_QUEUED] += 1
-    off.inst_next[i] = -1
-    if off.queue_head[d] < 0:
-        off.queue_head[d] = i
-    else:
-        off.inst_next[off.queue_tail[d]] = i
-    off.queue_tail[d] = i
+    fifo.push(off.queue_head, off.queue_tail, off.inst_next, d, i)
 
 
 @njit(cache=True)
@@ -564,10 +551,9 @@ def _offload_done(sm, work, l1, mem, links, events, off, s, w, now):
     i = sm.slot_instance[s, w]
     d = off.inst_dest[i]
     smmod.free_stack_slot(sm, work, off, s, w, now)
-    head = off.queue_head[d]
-    if head >= 0:
-        off.queue_head[d] = off.inst_next[head]
-        smmod.start_offloaded(sm, work, l1, off, events, s, head, now)
+    if not fifo.empty(off.queue_head, d):
+        smmod.start_offloaded(sm, work, l1, off, events, s,
+                              fifo.pop(off.queue_head, off.inst_next, d), now)  # fmt: skip
     if mem.params[M_IDEAL] == 0:
         # TOM lists the written lines for the GPU to invalidate; SNDP's vaults already sent
         # an invalidation per write
@@ -615,7 +601,8 @@ def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, off
     happens after ``until`` (``EPOCH_END``), the event queue or the request pool is nearly full
     (``GROW``: enlarge them and call again), nothing at all can happen any more although
     work is left (``STUCK``), or TOM's learning phase has seen all the instances it wanted
-    (``LEARNED``: choose the mapping and call again). Returns (status, time reached)."""
+    (``REQUESTED``: choose the mapping and call again). Returns (status, time reached); the
+    statuses are :mod:`ndpsim.engine.loop`'s, which drives it through :class:`Launch`."""
     sms = sm.params[smmod.S_COUNT]
     requests = pool.free.shape[0]
     num_ctas = work.params[W_NUM_CTAS]
@@ -626,14 +613,14 @@ def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, off
     now = 0
     while True:
         if events.meta[2] < room or pool.meta[0] < room:
-            return GROW, now
+            return loop.GROW, now
         if sm.counters[3] == num_ctas and pool.meta[0] == requests:
             # Every CTA finished and every request (writes included) completed; what is left
             # in the queue (refresh ticks) belongs to the memory, not to this kernel.
             end = mem.progress[1]
             for s in range(sms):
                 end = max(end, sm.clock_last[s])
-            return FINISHED, end
+            return loop.FINISHED, end
         t_event = ev.peek_time(events)
         if t_event < 0:
             t_event = NEVER
@@ -641,9 +628,9 @@ def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, off
         t_sm = sm.sm_min[0]
         now = min(t_event, t_tick, t_sm)
         if now >= NEVER:
-            return STUCK, now
+            return loop.STUCK, now
         if now > until:
-            return EPOCH_END, until
+            return loop.EPOCH_END, until
         if t_event == now:
             t, kind, a0, a1 = ev.pop(events)
             if kind == EV_L2_REQUEST and pool.fields[a0, rq.Q_KIND] >= rq.R_RDF:
@@ -712,4 +699,36 @@ def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, off
                 t_sm = sm.sm_next[s]
         sm.sm_min[0] = t_sm
         if learning and ofl.learning_done(off):  # only an issuing warp ends the phase
-            return LEARNED, now
+            return loop.REQUESTED, now
+
+
+class Launch(loop.Model):
+    """One kernel launch on the compiled model, as the engine's loop drives it: the event queue
+    and the request pool grow when ``advance`` runs short of them, and ``diagnose`` (given the
+    pool and the time) says where a stuck launch's work is."""
+
+    def __init__(self, sm, work, l1, pool, links, events, sm_ports, page, mem, l2, dram, off,
+                 diagnose: Callable[[rq.RequestPool, int], str]):  # fmt: skip
+        self.sm, self.work, self.l1, self.pool, self.links = sm, work, l1, pool, links
+        self.events, self.sm_ports, self.page, self.mem = events, sm_ports, page, mem
+        self.l2, self.dram, self.off = l2, dram, off
+        self.diagnose = diagnose
+
+    def advance(self, until_ps: int) -> tuple[int, int]:
+        return advance(self.sm, self.work, self.l1, self.pool, self.links, self.events,
+                       self.sm_ports, self.page, self.mem, self.l2, self.dram, self.off,
+                       until_ps)  # fmt: skip
+
+    def grow(self) -> None:
+        room = int(self.mem.params[M_HEADROOM])
+        if self.events.meta[2] < room:
+            self.events = ev.grown(self.events)
+        if self.pool.meta[0] < room:
+            self.pool = rq.grown(self.pool)
+
+    def progress(self) -> tuple[int, int]:
+        """Warp instructions issued and requests completed."""
+        return int(self.sm.stats[:, smmod.T_ISSUED].sum()), int(self.mem.progress[0])
+
+    def stuck(self, now_ps: int) -> str:
+        return self.diagnose(self.pool, now_ps)

@@ -21,6 +21,7 @@ import numpy as np
 from ndpsim.analysis.passes import OFFLOAD_PASSES
 from ndpsim.energy import gpu_energy, load_energy_table
 from ndpsim.engine import events as ev
+from ndpsim.engine import loop
 from ndpsim.engine.clock import PS_PER_NS, ClockDomain
 from ndpsim.engine.stats import StatsRegistry
 from ndpsim.errors import ConfigError, SimulationError
@@ -63,10 +64,6 @@ from ndpsim.systems.gpu.summary import summary_rows
 from ndpsim.systems.offload import build_offload_state
 from ndpsim.trace.trace import Trace
 
-#: Simulated time between two hand-backs to Python (watchdog checks, progress).
-EPOCH_PS = 20_000_000
-#: Epochs in a row without progress before the watchdog stops the run.
-STALL_EPOCHS = 50
 #: The load-latency histogram: bins of this many core cycles, and how many.
 LATENCY_BIN_CYCLES, LATENCY_BINS = 50, 64
 
@@ -165,8 +162,34 @@ def _log2(value: int, what: str) -> int:
     return bits
 
 
-def _hand_back(on_epoch, kernel, links, labels, page_table, sm, mem, dram, time_ps) -> None:
-    on_epoch(Epoch(time_ps, kernel, links, labels, page_table, sm.stats, mem.stats, dram.stats))
+class _EpochHook(loop.Controller):
+    """Hands ``on_epoch`` an :class:`Epoch` every ``loop.EPOCH_PS`` of a launch."""
+
+    def __init__(self, on_epoch, start_ps, kernel, links, labels, page_table, sm, mem, dram):
+        self.on_epoch = on_epoch
+        self.next_ps = start_ps + loop.EPOCH_PS
+        self.epoch = partial(Epoch, kernel=kernel, links=links, link_labels=labels,
+                             page_table=page_table, sm_stats=sm.stats, l2_stats=mem.stats,
+                             dram_stats=dram.stats)  # fmt: skip
+
+    def epoch_end(self, now_ps: int) -> None:
+        self.on_epoch(self.epoch(time_ps=now_ps))
+        self.next_ps = now_ps + loop.EPOCH_PS
+
+
+class _LearnedMapping(loop.Controller):
+    """TOM's learning phase: the compiled model stops once the analyzer has seen the instances
+    the phase wanted, and ``choose(now_ps)`` chooses the mapping for the rest of the run."""
+
+    def __init__(self, off: ofl.OffloadState, choose: Callable[[int], None]):
+        self.off, self.choose = off, choose
+
+    def stop_requested(self) -> bool:
+        control = self.off.control
+        return bool(control[ofl.C_LEARNING]) and control[ofl.C_LEARN_LEFT] == 0
+
+    def epoch_end(self, now_ps: int) -> None:
+        self.choose(now_ps)
 
 
 def _record_seen(learning: LearningPhase, index: int, off: ofl.OffloadState) -> None:
@@ -367,8 +390,9 @@ class GpuSystem:
             ) -> GpuRunResult:  # fmt: skip
         """Simulate the launches of one workload run, in order, on fresh hardware.
 
-        ``on_epoch`` is called every ``EPOCH_PS`` of simulated time with an :class:`Epoch`, the
-        place for run-time policies (offload controllers, migration agents) to look and act."""
+        ``on_epoch`` is called every ``loop.EPOCH_PS`` of simulated time with an :class:`Epoch`,
+        the place for run-time policies (offload controllers, migration agents) to look and act.
+        It, SNDP's offload ratio and TOM's learned mapping are the engine loop's controllers."""
         c = self.config
         start_wall = time.perf_counter()
         seed = c.seed if seed is None else seed
@@ -410,12 +434,13 @@ class GpuSystem:
                 self._plan_launch(plan, work, trace, module, page_table)
                 self._place_blocks(plan, [index])
             off = self._offload_state(plan, index, work, links, now, seed)
-            learned = None
-            if off.control[ofl.C_LEARNING]:
-                learned = partial(self._learned, plan, index, off, mem, links, memory,
-                                  page_table)  # fmt: skip
+            controllers: list[loop.Controller] = []
             if ratio is not None:
                 ratio.attach(off)
+                controllers.append(ratio)
+            if off.control[ofl.C_LEARNING]:
+                controllers.append(_LearnedMapping(off, partial(
+                    self._learned, plan, index, off, mem, links, memory, page_table)))  # fmt: skip
             sm = smmod.build_sm_state(sm_params.copy(), sm_periods,
                                       int(work.params[W_NUM_REGISTERS]),
                                       int(work.params[W_NUM_CTAS]), self._slots(), now)  # fmt: skip
@@ -423,13 +448,12 @@ class GpuSystem:
             smmod.dispatch_initial(sm, work, off, now)
             if sm.counters[0] == 0 and work.params[W_NUM_CTAS] > 0:
                 raise ConfigError(self._does_not_fit(trace, work))
-            hook = None
             if on_epoch is not None:
-                hook = partial(_hand_back, on_epoch, index, links, labels, page_table, sm, mem,
-                               dram)  # fmt: skip
+                controllers.append(_EpochHook(on_epoch, now, index, links, labels, page_table,
+                                              sm, mem, dram))  # fmt: skip
             now, events, pool = self._run_kernel(sm, work, l1, pool, links, events, sm_ports,
                                                  page, mem, l2, dram, off, now, trace,
-                                                 hook, ratio, learned)  # fmt: skip
+                                                 controllers)  # fmt: skip
             if learning is not None and learning.left:  # the phase goes on in the next launch
                 _record_seen(learning, index, off)
             if plan is not None:
@@ -613,47 +637,16 @@ class GpuSystem:
         )
 
     def _run_kernel(self, sm, work, l1, pool, links, events, sm_ports, page, mem, l2, dram,
-                    off, start, trace, hook, ratio, learned):  # fmt: skip
-        """Run one launch to its end, handing control back every ``EPOCH_PS`` (watchdog, the
-        ``hook``), at every epoch of a dynamic offload ratio, and when TOM's learning phase
-        ends (``learned``)."""
-        watch = start + EPOCH_PS
-        quiet = 0
-        last_progress = None
-        dynamic = ratio is not None and ratio.dynamic
-        while True:
-            until = min(watch, ratio.next_ps) if dynamic else watch
-            status, reached = model.advance(sm, work, l1, pool, links, events, sm_ports, page,
-                                            mem, l2, dram, off, until)  # fmt: skip
-            if status == model.FINISHED:
-                break
-            if status == model.GROW:
-                room = int(mem.params[model.M_HEADROOM])
-                if events.meta[2] < room:
-                    events = ev.grown(events)
-                if pool.meta[0] < room:
-                    pool = rq.grown(pool)
-                continue
-            if status == model.STUCK:
-                raise SimulationError(self._diagnose(sm, mem, dram, pool, trace, reached))
-            if status == model.LEARNED:
-                learned(reached)
-                continue
-            if dynamic and reached >= ratio.next_ps:
-                ratio.epoch_end(ratio.next_ps)
-            if reached < watch:
-                continue
-            progress = (int(sm.stats[:, smmod.T_ISSUED].sum()), int(mem.progress[0]))
-            quiet = quiet + 1 if progress == last_progress else 0
-            last_progress = progress
-            if quiet >= STALL_EPOCHS:
-                raise SimulationError(self._diagnose(sm, mem, dram, pool, trace, reached))
-            if hook is not None:
-                hook(reached)
-            watch += EPOCH_PS
-        self._check_drained(sm, l1, l2, mem, dram, pool, off, trace)
-        end = max(reached, start)
-        return end, events, pool
+                    off, start, trace, controllers):  # fmt: skip
+        """Run one launch to its end on the engine's loop, which hands control to
+        ``controllers`` between epochs; returns its end and the event queue and request pool
+        (grown if the launch needed more)."""
+        launch = model.Launch(sm, work, l1, pool, links, events, sm_ports, page, mem, l2, dram,
+                              off, lambda pool, now: self._diagnose(sm, mem, dram, pool, trace,
+                                                                    now))  # fmt: skip
+        end = loop.run(launch, start, controllers)
+        self._check_drained(sm, l1, l2, mem, dram, launch.pool, off, trace)
+        return end, launch.events, launch.pool
 
     def _check_drained(self, sm, l1, l2, mem, dram, pool, off, trace) -> None:
         """A finished kernel leaves nothing behind: every request completed and every queue,

@@ -2,8 +2,9 @@
 
 The compiled controller (:func:`ndpsim.hw.gpu.offload.decide`) draws each instance at random
 against the ratio in ``off.control``. A static ratio stays put (sec. 7.1). The dynamic one is
-Algorithm 1 (sec. 7.2), a hill climber run between epochs of the simulation, as the hardware
-or the GPU's embedded CPU would run it between epochs. At the end of every epoch but the first
+Algorithm 1 (sec. 7.2), a hill climber run between epochs of the simulation (a controller of
+the engine's loop, :mod:`ndpsim.engine.loop`), as the hardware or the GPU's embedded CPU would
+run it between epochs. At the end of every epoch but the first
 it compares the throughput of offload-block instructions (offloaded or not) with the previous
 epoch's. When the throughput dropped, it reverses direction. It then adapts the step: smaller
 after many recent reversals (it is near the optimum), larger otherwise. Finally it moves the
@@ -21,6 +22,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 
+from ndpsim.engine.loop import Controller
 from ndpsim.hw.gpu import offload as ofl
 
 # SNDP sec. 7.2: Algorithm 1's parameters
@@ -29,10 +31,10 @@ STEP_MAX, STEP_MIN, STEP_UNIT = 0.15, 0.05, 0.05
 HISTORY_WINDOW = 4
 
 
-class RatioController:
+class RatioController(Controller):
     """The offload ratio of one SNDP run, carried across its kernel launches: fixed, or
-    adapted by Algorithm 1 every ``epoch_ps``. ``timeline`` records (time µs, ratio) at every
-    change, starting with the initial ratio."""
+    adapted by Algorithm 1 every ``epoch_ps`` (the loop calls ``epoch_end`` at ``next_ps``).
+    ``timeline`` records (time µs, ratio) at every change, starting with the initial ratio."""
 
     def __init__(self, ratio: float, epoch_ps: int | None = None):
         self.ratio = ratio
@@ -46,10 +48,6 @@ class RatioController:
         self._direction = 1
         self._step = STEP_MAX
         self._reversals: deque[bool] = deque(maxlen=HISTORY_WINDOW)
-
-    @property
-    def dynamic(self) -> bool:
-        return self.epoch_ps is not None
 
     def attach(self, off: ofl.OffloadState) -> None:
         """A new launch starts with compiled state ``off``: it draws against our ratio."""
