@@ -30,8 +30,8 @@ TARGETS = {"vadd": (2e6, 1e6)}  # warp-instructions/s, memory requests/s (issue 
 
 
 def measure(case: str, system_name: str, size: str, repeat: int) -> dict:
-    from ndpsim.hw.gpu.work import build_kernel_work
     from ndpsim.systems import load_system
+    from ndpsim.trace.work import build_kernel_work
     from ndpsim.workloads import kernel_module, run_workload
 
     system = load_system(system_name)

@@ -17,6 +17,7 @@ from ndpsim.hw.dram import controller as ctl
 from ndpsim.hw.gpu import offload as ofl
 from ndpsim.systems import load_system_config, system_preset_names
 from ndpsim.systems.gpu import GpuSystem, model
+from ndpsim.systems.gpu import system as gpu_system
 from ndpsim.workloads import kernel_module, run_workload
 
 
@@ -31,22 +32,24 @@ def _run(workloads, preset="tom-baseline", workload="vadd"):
     return GpuSystem(load_system_config(preset)).run(run.traces, module, run.memory)
 
 
-def _tamper(monkeypatch, method, corrupt, before=False):
-    """Have ``corrupt`` change the state ``GpuSystem.<method>`` is given (a dict of its
-    arguments by name), before the method runs or after it returned."""
-    original = getattr(GpuSystem, method)
+def _tamper(monkeypatch, name, corrupt, before=False):
+    """Have ``corrupt`` change the state the function ``name`` is given (a dict of its
+    arguments by name), before it runs or after it returned: a method of ``GpuSystem``, or a
+    function the system module calls (an invariant check)."""
+    owner = GpuSystem if hasattr(GpuSystem, name) else gpu_system
+    original = getattr(owner, name)
     signature = inspect.signature(original)
 
-    def tampered(self, *args):
-        state = signature.bind(self, *args).arguments
+    def tampered(*args, **kwargs):
+        state = signature.bind(*args, **kwargs).arguments
         if before:
             corrupt(state)
-        result = original(self, *args)
+        result = original(*args, **kwargs)
         if not before:
             corrupt(state)
         return result
 
-    monkeypatch.setattr(GpuSystem, method, tampered)
+    monkeypatch.setattr(owner, name, tampered)
 
 
 @pytest.mark.parametrize("workload", ["vadd", "bfs"])
@@ -179,7 +182,7 @@ def test_an_offload_never_acknowledged_stops_the_kernel(workloads, monkeypatch, 
         off.stats[stack, ofl.K_ACKED] -= 1
         off.pending[stack] += 1
 
-    _tamper(monkeypatch, "_check_drained", unacknowledge, before=True)
+    _tamper(monkeypatch, "check_drained", unacknowledge, before=True)
     with pytest.raises(SimulationError, match=r"1 offloads not acknowledged.*1 offloads never"):
         _run(workloads, preset, workload)
 
@@ -190,6 +193,6 @@ def test_an_rdf_packet_that_never_reached_its_nsu_stops_the_kernel(workloads, mo
         assert off.stats[:, ofl.K_RDF].sum() > 0
         off.pos_arrived[np.flatnonzero(off.pos_arrived)[0]] -= 1
 
-    _tamper(monkeypatch, "_check_drained", lose, before=True)
+    _tamper(monkeypatch, "check_drained", lose, before=True)
     with pytest.raises(SimulationError, match=r"1 RDF/WTA packets that never reached their NSU"):
         _run(workloads, "sndp-ndp")

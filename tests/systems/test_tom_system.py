@@ -9,8 +9,6 @@ import pytest
 from ndpsim.analysis.tom import tom_candidates
 from ndpsim.errors import ConfigError
 from ndpsim.hw.dram.mapping import AddressMapping
-from ndpsim.hw.gpu.instances import find_instances, instance_lines
-from ndpsim.hw.gpu.work import build_kernel_work
 from ndpsim.policy import learned_mapping as tom_mapping
 from ndpsim.policy.learned_mapping import (
     LaunchAccesses,
@@ -22,6 +20,8 @@ from ndpsim.policy.learned_mapping import (
 from ndpsim.simt.memory import BASE_ADDRESS, DeviceMemory
 from ndpsim.systems import load_system_config
 from ndpsim.systems.gpu import GpuSystem
+from ndpsim.trace.instances import find_instances, instance_lines
+from ndpsim.trace.work import build_kernel_work
 from ndpsim.workloads import kernel_module, run_workload
 
 

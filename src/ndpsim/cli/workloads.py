@@ -20,8 +20,8 @@ from ndpsim.cli.main import app, console, reports_errors
 from ndpsim.cli.paths import output_directory, output_file
 from ndpsim.cli.progress import tracking
 from ndpsim.errors import WorkloadError
-from ndpsim.hw.gpu.work import LINE_BYTES
 from ndpsim.trace.trace import save_traces
+from ndpsim.trace.work import LINE_BYTES
 from ndpsim.workloads import SIZES, get_workload, run_workload, workload_names
 
 workloads_app = typer.Typer(help="The kernel suite.", no_args_is_help=True)

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ndpsim.hw.dram.mapping import AddressMapping
-from ndpsim.hw.gpu.work import LINE_BYTES
 from ndpsim.simt.memory import DeviceMemory
+from ndpsim.trace.work import LINE_BYTES
 
 #: Lowest and highest least-significant bit of the candidate stack mappings (sec. 3.2.1).
 FIRST_BIT, LAST_BIT = 7, 16

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from ndpsim.hw.gpu import offload as ofl
-from ndpsim.hw.gpu.instances import Instances, OffloadCandidate
-from ndpsim.hw.gpu.work import KernelWork, csr
+from ndpsim.trace.instances import Instances, OffloadCandidate
+from ndpsim.trace.work import KernelWork, csr
 
 
 def build_offload_state(work: KernelWork, candidates: Sequence[OffloadCandidate],

@@ -1,7 +1,7 @@
 """Streaming multiprocessors driven by warp instruction streams, compiled.
 
 Each SM holds warp slots. A slot runs one warp's instruction stream (from the trace, see
-:mod:`ndpsim.hw.gpu.work`) in order: an instruction issues once every register it reads or
+:mod:`ndpsim.trace.work`) in order: an instruction issues once every register it reads or
 writes is ready and its unit is free. Every cycle each of the SM's schedulers issues at most one
 instruction from the slots it owns, greedy-then-oldest (GTO: keep issuing from the last warp
 while it can, else the oldest ready one) or loose round robin. ALU and SFU results are ready a
@@ -32,7 +32,8 @@ from ndpsim.hw import cache as cachemod
 from ndpsim.hw import link as linkmod
 from ndpsim.hw.gpu import offload as ofl
 from ndpsim.hw.gpu import requests as rq
-from ndpsim.hw.gpu.work import (
+from ndpsim.trace.trace import MemoryKind, MemorySpace
+from ndpsim.trace.work import (
     C_ALU,
     C_BARRIER,
     C_BRANCH,
@@ -56,7 +57,6 @@ from ndpsim.hw.gpu.work import (
     tx_bytes,
     tx_line,
 )
-from ndpsim.trace.trace import MemoryKind, MemorySpace
 
 NEVER = np.iinfo(np.int64).max // 4
 

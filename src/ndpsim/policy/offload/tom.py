@@ -12,8 +12,8 @@ import numpy as np
 from ndpsim.analysis.tom import thread_live_registers
 from ndpsim.errors import ConfigError
 from ndpsim.hw.gpu import offload as ofl
-from ndpsim.hw.gpu.instances import first_access
 from ndpsim.policy.offload import OFFLOAD_SCHEMES, OffloadScheme
+from ndpsim.trace.instances import first_access
 
 
 @OFFLOAD_SCHEMES.register("tom")

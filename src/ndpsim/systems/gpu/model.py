@@ -55,7 +55,8 @@ from ndpsim.hw.gpu import offload as ofl
 from ndpsim.hw.gpu import requests as rq
 from ndpsim.hw.gpu import sm as smmod
 from ndpsim.hw.gpu.sm import NEVER
-from ndpsim.hw.gpu.work import (
+from ndpsim.trace.trace import MemoryKind, MemorySpace
+from ndpsim.trace.work import (
     W_NUM_CTAS,
     inst_lanes,
     inst_mem,
@@ -65,7 +66,6 @@ from ndpsim.hw.gpu.work import (
     mem_tx_first,  # fmt: skip
     tx_line,
 )
-from ndpsim.trace.trace import MemoryKind, MemorySpace
 
 EV_L2_REQUEST, EV_NDP_REQUEST = smmod.EV_L2_REQUEST, smmod.EV_NDP_REQUEST
 EV_OFFLOAD_SEND, EV_OFFLOAD_DONE = smmod.EV_OFFLOAD_SEND, smmod.EV_OFFLOAD_DONE

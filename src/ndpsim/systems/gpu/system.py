@@ -19,11 +19,9 @@ from typing import Any
 import numpy as np
 
 from ndpsim.analysis.passes import OFFLOAD_PASSES
-from ndpsim.energy import gpu_energy, load_energy_table
 from ndpsim.engine import events as ev
 from ndpsim.engine import loop
 from ndpsim.engine.clock import PS_PER_NS, ClockDomain
-from ndpsim.engine.stats import StatsRegistry
 from ndpsim.errors import ConfigError, SimulationError
 from ndpsim.frontend.ir import Module
 from ndpsim.hw import cache as cachemod
@@ -33,18 +31,6 @@ from ndpsim.hw.dram.mapping import AddressMapping
 from ndpsim.hw.gpu import offload as ofl
 from ndpsim.hw.gpu import requests as rq
 from ndpsim.hw.gpu import sm as smmod
-from ndpsim.hw.gpu.instances import find_instances, first_access, instance_lines
-from ndpsim.hw.gpu.work import (
-    LINE_BYTES,
-    LINE_SHIFT,
-    W_NUM_CTAS,
-    W_NUM_REGISTERS,
-    W_REGISTERS,
-    W_SHARED_BYTES,
-    W_WARPS_PER_CTA,
-    build_kernel_work,
-    register_numbering,
-)
 from ndpsim.hw.network import build_network
 from ndpsim.hw.pagetable import PageTable
 from ndpsim.policy.learned_mapping import (
@@ -58,14 +44,30 @@ from ndpsim.policy.mapping import ADDRESS_MAPPINGS
 from ndpsim.policy.offload import OFFLOAD_SCHEMES, credit_capacity
 from ndpsim.simt.memory import BASE_ADDRESS, DeviceMemory
 from ndpsim.systems.gpu import model
+from ndpsim.systems.gpu.checks import check_busy, check_conserved, check_drained, diagnose
 from ndpsim.systems.gpu.config import GpuSystemConfig
 from ndpsim.systems.gpu.footprint import check_gpu_fits
-from ndpsim.systems.gpu.summary import summary_rows
+from ndpsim.systems.gpu.layout import GpuLayout
+from ndpsim.systems.gpu.results import (
+    LATENCY_BIN_CYCLES,
+    LATENCY_BINS,
+    GpuRunResult,
+    gpu_result,
+)
 from ndpsim.systems.offload import build_offload_state
+from ndpsim.trace.instances import find_instances, first_access, instance_lines
 from ndpsim.trace.trace import Trace
-
-#: The load-latency histogram: bins of this many core cycles, and how many.
-LATENCY_BIN_CYCLES, LATENCY_BINS = 50, 64
+from ndpsim.trace.work import (
+    LINE_BYTES,
+    LINE_SHIFT,
+    W_NUM_CTAS,
+    W_NUM_REGISTERS,
+    W_REGISTERS,
+    W_SHARED_BYTES,
+    W_WARPS_PER_CTA,
+    build_kernel_work,
+    register_numbering,
+)
 
 
 @dataclass
@@ -121,38 +123,6 @@ class OffloadPlan:
         if self.learning is None:
             self.accesses[index] = None
             self.positions[index] = None
-
-
-@dataclass
-class GpuRunResult:
-    """What a run measured: summary figures and every counter."""
-
-    system: str
-    time_ps: int
-    core_cycles: int
-    kernels: int
-    summary: dict[str, Any]
-    stats: dict[str, Any]
-    wall_seconds: float
-    warp_instructions: int
-    thread_instructions: int
-    memory_requests: int
-    energy: dict[str, float] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "system": self.system,
-            "time_ps": self.time_ps,
-            "core_cycles": self.core_cycles,
-            "kernels": self.kernels,
-            "summary": self.summary,
-            "energy_nj": self.energy,
-            "wall_seconds": self.wall_seconds,
-            "stats": self.stats,
-        }
-
-    def summary_rows(self) -> list[tuple[str, str]]:
-        return summary_rows(self.summary, self.energy)
 
 
 def _log2(value: int, what: str) -> int:
@@ -237,6 +207,8 @@ class GpuSystem:
             raise ConfigError("ndp: stack SMs reach other stacks' data over the cube network; "
                               "set links.cube_topology")  # fmt: skip
         check_gpu_fits(c)  # its arrays fit in memory, before any work starts
+        self.layout = GpuLayout(c, self.network, self.core, dram, self.channels_per_cube,
+                                self.gpu_sms, self.sms, self.scheme)  # fmt: skip
 
     # ----------------------------------------------------------------------- wiring
     def _mapping(self) -> AddressMapping:
@@ -357,7 +329,7 @@ class GpuSystem:
         net = self.network
         next_link, _ = net.route_table()
         channels = self.system_dram.organization.channels
-        to_cube, from_cube = self._host_links()
+        to_cube, from_cube = self.layout.host_links()
         return model.MemorySide(
             params=p,
             slice_port=slice_ports,
@@ -415,7 +387,7 @@ class GpuSystem:
         pool = rq.request_pool(4 * room)  # both grow when a run needs more
         events = ev.event_queue(4 * room)
         page = page_table.compiled
-        labels = [self._link_label(i) for i in range(len(links.busy_ps))]
+        labels = [self.layout.link_label(i) for i in range(len(links.busy_ps))]
         sm_params = self._sm_params()
         sm_periods = self._sm_periods()
         ratio = self.scheme.controller(c.ndp, self.core) if self.scheme else None
@@ -465,17 +437,18 @@ class GpuSystem:
                 fewest_credits = np.minimum(fewest_credits, off.credits_low.min(axis=0))
             instructions += trace.num_warp_instructions
             threads += trace.num_thread_instructions
-            self._check_conserved(trace, sm_stats, offload_stats, mem, dram, links,
+            check_conserved(self.layout, trace, sm_stats, offload_stats, mem, dram, links,
                                   int(sm_params[smmod.S_HEADER_BYTES]))  # fmt: skip
         if learning is not None and learning.left:
             raise SimulationError(
                 f"TOM's learning phase never ended: it observed {len(learning.observed)} of "
                 f"the {learning.wanted} offload-candidate instances it wanted"
             )
-        self._check_busy(links, dram)
+        check_busy(self.layout, links, dram)
         wall = time.perf_counter() - start_wall
-        return self._result(now, len(traces), sm_stats, mem, links, dram, instructions, threads,
-                            wall, plan, offload_stats, ratio, fewest_credits)  # fmt: skip
+        return gpu_result(self.layout, now, len(traces), sm_stats, mem, links, dram,
+                          instructions, threads, wall, plan, offload_stats, ratio,
+                          fewest_credits)  # fmt: skip
 
     # -------------------------------------------------------------------------- offloading
     def _physical_lines(self, page_table: PageTable, virtual_lines: np.ndarray) -> np.ndarray:
@@ -555,13 +528,6 @@ class GpuSystem:
         plan.remap_mapping = self.mapping.with_field_at("cube", choice.bit)
         self._place_blocks(plan, range(len(plan.launches)))
 
-    def _host_links(self) -> tuple[np.ndarray, np.ndarray]:
-        """The GPU's link to each cube and each cube's link back (TX and RX channels)."""
-        net = self.network
-        to_cube = np.array([net.link_id(net.host, k) for k in range(net.cubes)], np.int64)
-        from_cube = np.array([net.link_id(k, net.host) for k in range(net.cubes)], np.int64)
-        return to_cube, from_cube
-
     def _learning_latency(self, links, learning: bool) -> None:
         """During TOM's learning phase the data sits in CPU memory (sec. 4.3), and every access
         of the phase is modelled with PCIe's latency (sec. 5.1): the GPU-stack links keep their
@@ -571,7 +537,7 @@ class GpuSystem:
         latency_ps = round(c.links.latency_ns * PS_PER_NS)
         if learning:
             latency_ps += round(c.ndp.pcie_latency_ns * PS_PER_NS / 2)
-        to_cube, from_cube = self._host_links()
+        to_cube, from_cube = self.layout.host_links()
         links.latency_ps[to_cube] = latency_ps
         links.latency_ps[from_cube] = latency_ps
 
@@ -607,7 +573,7 @@ class GpuSystem:
         p[ofl.O_DECISION] = ofl.DECIDE_ALWAYS if ndp.decision == "always" else ofl.DECIDE_RATIO
         p[ofl.O_CACHE_AWARE] = int(ndp.cache_aware)
         p[ofl.O_READY_PACKETS] = ndp.ready_packets
-        tx, rx = self._host_links()
+        tx, rx = self.layout.host_links()
         credits = (ndp.command_entries, ndp.read_data_entries, ndp.write_address_entries)
         self.scheme.check_blocks(candidates, ndp)
         observe = plan.learning.left if plan.learning else 0
@@ -641,341 +607,12 @@ class GpuSystem:
         """Run one launch to its end on the engine's loop, which hands control to
         ``controllers`` between epochs; returns its end and the event queue and request pool
         (grown if the launch needed more)."""
+        stuck = partial(diagnose, sm, mem, dram, trace=trace)
         launch = model.Launch(sm, work, l1, pool, links, events, sm_ports, page, mem, l2, dram,
-                              off, lambda pool, now: self._diagnose(sm, mem, dram, pool, trace,
-                                                                    now))  # fmt: skip
+                              off, lambda pool, now: stuck(pool=pool, now=now))  # fmt: skip
         end = loop.run(launch, start, controllers)
-        self._check_drained(sm, l1, l2, mem, dram, launch.pool, off, trace)
+        check_drained(self.layout, sm, l1, l2, mem, dram, launch.pool, off, trace)
         return end, launch.events, launch.pool
-
-    def _check_drained(self, sm, l1, l2, mem, dram, pool, off, trace) -> None:
-        """A finished kernel leaves nothing behind: every request completed and every queue,
-        MSHR and warp slot is empty. Anything else is a bug in the model, not a result."""
-        left = {
-            "requests in flight": rq.in_use(pool),
-            "L1 MSHRs in use": int(l1.mshr_used.sum()),
-            "L2 MSHRs in use": int(l2.mshr_used.sum()),
-            "requests waiting for an L2 MSHR": int((mem.mshr_wait_head >= 0).sum()),
-            "requests in DRAM queues": int(dram.q_count.sum()),
-            "channel backlogs": int((mem.backlog_head >= 0).sum()),
-            "occupied warp slots": int((sm.slot_state != smmod.FREE).sum()),
-            "offloads not acknowledged": int(off.pending.sum()),
-            "offloads waiting for a stack-SM slot": int((off.queue_head >= 0).sum()),
-            "observed learning-phase instances unfinished": int(off.control[ofl.C_LEARN_RUNNING]),
-        }
-        sent = int(off.stats[:, ofl.K_OFFLOADED].sum())  # no rows without near-data units
-        # each counted clock, each scheduler issues, offloads a block or names one reason
-        outcomes = int(sm.stats[:, [smmod.T_ISSUED, *smmod.STALL_REASONS]].sum()) + sent
-        schedulers = int(sm.params[smmod.S_SCHEDULERS])
-        left["scheduler clocks miscounted"] = abs(
-            schedulers * int(sm.stats[:, smmod.T_CLOCKS].sum()) - outcomes
-        )
-        if off.stats.shape[0]:
-            capacity = credit_capacity(self.config.ndp)
-            acked = int(off.stats[:, ofl.K_ACKED].sum())
-            left["offloads never acknowledged"] = sent - acked
-            left["warps waiting for credits"] = int((off.credit_head >= 0).sum())
-            left["packets in ready buffers"] = int(off.ready_packets.sum())
-            left["overdrawn credits"] = int((off.credits_low < 0).sum())
-            # every reserved buffer entry was given back (none is, without credits)
-            left["stack buffer entries not returned"] = int((capacity - off.credits).sum())
-            packets = int(off.stats[:, [ofl.K_RDF, ofl.K_WTA]].sum())
-            left["RDF/WTA packets that never reached their NSU"] = packets - int(
-                off.pos_arrived.sum()
-            )
-        broken = {name: n for name, n in left.items() if n}
-        if broken:
-            raise SimulationError(
-                f"kernel {trace.info.kernel!r} finished but left "
-                + ", ".join(f"{n} {name}" for name, n in broken.items())
-            )
-
-    def _check_conserved(self, trace, sm_stats, offload_stats, mem, dram, links,
-                         sm_header_bytes) -> None:  # fmt: skip
-        """Every request and packet of the run so far is accounted for, where it was sent and
-        where it was answered; a counter that disagrees names the component that lost or
-        invented one. The counters are the run's, so each launch checks the run up to its end."""
-        c = self.config
-        net = self.network
-        l2, d = mem.stats.sum(axis=0), dram.stats
-        off = offload_stats.sum(axis=0)
-        packets = links.traffic[:, :, 1]
-        sm_ports = np.arange(len(net.links), len(net.links) + c.sm.count)
-        slice_ports = np.arange(sm_ports[-1] + 1, sm_ports[-1] + 1 + c.l2.slices)
-        to_cube, from_cube = self._host_links()
-        cube_links = [i for i, kind in enumerate(net.kinds) if kind == "cube"]
-        requests = [smmod.T_LOADS, smmod.T_STORES, smmod.T_ATOMICS]  # those that left an SM
-        gpu_sent = int(sm_stats[: self.gpu_sms, requests].sum())
-        stack_sent = int(sm_stats[self.gpu_sms :, requests].sum())
-        rdf, wta = int(off[ofl.K_RDF]), int(off[ofl.K_WTA])
-        rdf_at_l2 = rdf - int(off[ofl.K_RDF_L1_HITS])  # those the L2 looked up
-        rdf_missed = rdf - int(off[ofl.K_RDF_HITS])  # the owning vault forwards their data
-        invalidating = mem.params[model.M_WRITE_INVALIDATIONS] != 0
-        ideal = bool(c.ndp and c.ndp.ideal)
-        served = d[:, ctl.S_READS_DONE] + d[:, ctl.S_WRITES_DONE]
-        checks = [  # (component, what, found, expected)
-            ("crossbar", "requests from the SMs", int(packets[sm_ports].sum()),
-             gpu_sent + rdf + wta),
-            ("L2", "accesses and packets passing by", int(l2[model.L_ACCESSES]) + wta
-             + rdf - rdf_at_l2, int(packets[sm_ports].sum())),
-            ("L2", "loads and atomics answered", int(packets[slice_ports].sum()),
-             int(l2[model.L_ACCESSES] - l2[model.L_WRITES] + l2[model.L_ATOMICS]) - rdf_at_l2),
-            ("L2", "fills", int(l2[model.L_FILLS]), int(l2[model.L_DRAM_READS]) - rdf_missed),
-            ("DRAM", "requests taken", int(d[:, ctl.S_READS].sum() + d[:, ctl.S_WRITES].sum()),
-             int(l2[model.L_DRAM_READS] + l2[model.L_DRAM_WRITES]) + stack_sent),
-            ("GPU links", "reads answered", int(packets[from_cube, linkmod.READ_DATA].sum())
-             + rdf_missed, int(packets[to_cube, linkmod.READ_REQUEST].sum())),
-            ("GPU links", "invalidations of NSU writes",
-             int(packets[from_cube, linkmod.OTHER].sum()),
-             int(off[ofl.K_NSU_WRITES]) if invalidating else 0),
-            ("cube network", "writes acknowledged",
-             int(packets[cube_links, linkmod.WRITE_ACK].sum()),
-             int(packets[cube_links, linkmod.WRITE_REQUEST].sum())),
-        ]  # fmt: skip
-        for s in range(self.sms):
-            st = sm_stats[s]
-            checks.append((self._processor_label(s), "L1 hits and misses",
-                           int(st[smmod.T_L1_HITS] + st[smmod.T_L1_MISSES]),
-                           int(st[smmod.T_L1_ACCESSES])))  # fmt: skip
-        for i, st in enumerate(mem.stats):
-            checks.append((f"L2 slice {i}", "hits and misses",
-                           int(st[model.L_HITS] + st[model.L_MISSES]),
-                           int(st[model.L_ACCESSES])))  # fmt: skip
-        for ch, st in enumerate(d):
-            where = f"DRAM channel {self._channel_label(ch)}"
-            checks += [
-                (where, "reads served", int(st[ctl.S_READS_DONE]), int(st[ctl.S_READS])),
-                (where, "writes served", int(st[ctl.S_WRITES_DONE]), int(st[ctl.S_WRITES])),
-                (where, "row hits, misses and conflicts",
-                 int(st[[ctl.S_ROW_HITS, ctl.S_ROW_MISSES, ctl.S_ROW_CONFLICTS]].sum()),
-                 int(served[ch])),
-            ]  # fmt: skip
-        per_cube = self.channels_per_cube
-        for k in range(c.memory.cubes):
-            tx, rx = int(to_cube[k]), int(from_cube[k])
-            checks.append((f"{self._link_label(tx)} and back", "writes acknowledged",
-                           int(packets[rx, linkmod.WRITE_ACK]),
-                           int(packets[tx, linkmod.WRITE_REQUEST])))  # fmt: skip
-            if c.ndp:  # the offload requests (and SNDP's WTA packets) out, acknowledgements back
-                stack = offload_stats[k]
-                checks += [
-                    (self._link_label(tx), "offload packets", int(packets[tx, linkmod.OFFLOAD]),
-                     (0 if ideal else int(stack[ofl.K_OFFLOADED])) + int(stack[ofl.K_WTA])),
-                    (self._link_label(rx), "offload acknowledgements",
-                     int(packets[rx, linkmod.OFFLOAD]), 0 if ideal else int(stack[ofl.K_ACKED])),
-                ]  # fmt: skip
-            if mem.tsv[k] >= 0:  # every access of the cube's vaults crosses its TSVs
-                checks.append((self._link_label(int(mem.tsv[k])), "DRAM accesses",
-                               int(packets[mem.tsv[k]].sum()),
-                               int(served[k * per_cube : (k + 1) * per_cube].sum())))  # fmt: skip
-        wrong = [f"{where}: {what} {found}, expected {expected}"
-                 for where, what, found, expected in checks if found != expected]  # fmt: skip
-        # every packet carries at least its header (a crossbar flit's, a memory packet's, or a
-        # line and its header back from the L2); TSVs move bare data
-        smallest = np.full(len(links.busy_ps), c.links.header_bytes, dtype=np.int64)
-        smallest[sm_ports] = sm_header_bytes
-        smallest[slice_ports] = c.links.header_bytes + LINE_BYTES
-        smallest[mem.tsv[mem.tsv >= 0]] = 1
-        short = links.traffic[:, :, 0] < packets * smallest[:, None]
-        for i, k in zip(*np.nonzero(short), strict=True):
-            wrong.append(f"{self._link_label(int(i))}: {int(packets[i, k])} "
-                         f"{linkmod.CLASS_NAMES[k]} packets in {int(links.traffic[i, k, 0])} "
-                         "bytes")  # fmt: skip
-        for i in linkmod.misaccounted(links):
-            wrong.append(f"{self._link_label(int(i))}: busy {int(links.busy_ps[i])} ps, not "
-                         "the time its bytes take on the wire")  # fmt: skip
-        if wrong:
-            raise SimulationError(
-                f"after kernel {trace.info.kernel!r} the counters disagree: " + "; ".join(wrong[:8])
-            )
-
-    def _check_busy(self, links, dram) -> None:
-        """No link was busier than 100% over any utilization window, nor longer than it existed,
-        and no DRAM data bus carried two bursts at once."""
-        window = int(links.window_ps[0])
-        busiest = linkmod.busiest_window_ps(links)
-        wrong = [f"{self._link_label(int(i))} busy {int(busiest[i])} ps in a {window} ps window"
-                 for i in np.flatnonzero(busiest > window)]  # fmt: skip
-        wrong += [f"{self._link_label(int(i))} busy {int(links.busy_ps[i])} ps by "
-                  f"{int(links.busy_until[i])} ps" for i in linkmod.overdrawn(links)]  # fmt: skip
-        ranks = self.dram_preset.organization.ranks
-        wrong += [f"DRAM channel {self._channel_label(int(b) // ranks)} rank {int(b) % ranks} "
-                  f"data bus carrying two bursts at once for {int(dram.bus_overlap[b])} cycles"
-                  for b in np.flatnonzero(dram.bus_overlap)]  # fmt: skip
-        if wrong:
-            raise SimulationError("busier than 100%: " + "; ".join(wrong[:8]))
-
-    def _diagnose(self, sm, mem, dram, pool, trace, now) -> str:
-        waiting = int((sm.slot_state == smmod.ACTIVE).sum())
-        at_barrier = int((sm.slot_state == smmod.BARRIER).sum())
-        queued = int(dram.q_count.sum())
-        backlog = int((mem.backlog_head >= 0).sum())
-        idle_channels = [
-            int(ch) for ch in np.flatnonzero(dram.q_count.sum(axis=1) > 0)
-            if mem.tick_at[ch] >= smmod.NEVER
-        ]  # fmt: skip
-        parts = [
-            f"kernel {trace.info.kernel!r} stopped making progress at {now} ps",
-            f"{int(sm.counters[3])} of {trace.info.num_ctas} CTAs finished",
-            f"{waiting} warps waiting for operands, {at_barrier} at a barrier",
-            f"{rq.in_use(pool)} memory requests in flight",
-            f"{queued} in DRAM queues, {backlog} channels with a backlog",
-        ]
-        if idle_channels:
-            parts.append(f"DRAM channels {idle_channels[:8]} hold requests but never tick")
-        return "; ".join(parts)
-
-    # ------------------------------------------------------------------------ results
-    def _result(self, time_ps, kernels, sm_stats, mem, links, dram, instructions, threads, wall,
-                plan, offload_stats, ratio, fewest_credits):  # fmt: skip
-        c = self.config
-        registry = StatsRegistry()
-        registry.adopt("sm", smmod.SM_STAT_NAMES, sm_stats[: self.gpu_sms])
-        if c.ndp:
-            processors = self.scheme.processor
-            registry.adopt(processors, smmod.SM_STAT_NAMES, sm_stats[self.gpu_sms :],
-                           [f"stack{k}" for k in range(c.memory.cubes)])  # fmt: skip
-            registry.adopt("offload", ofl.OFFLOAD_STAT_NAMES, offload_stats,
-                           [f"stack{k}" for k in range(c.memory.cubes)])  # fmt: skip
-        registry.adopt("l2", model.L2_STAT_NAMES, mem.stats)
-        registry.adopt("dram", ctl.STAT_NAMES, dram.stats)
-        link_names = [
-            f"{cls}_{what}" for cls in linkmod.CLASS_NAMES for what in ("bytes", "packets")
-        ]
-        traffic = links.traffic.reshape(links.traffic.shape[0], -1)
-        labels = [f"{self._link_label(i)}" for i in range(traffic.shape[0])]
-        registry.adopt("links", link_names, traffic, labels)
-        busy = links.busy_ps.reshape(-1, 1)
-        registry.adopt("link_busy", ["busy_ps"], busy, labels)
-        registry.adopt_histogram("load_latency_cycles", LATENCY_BIN_CYCLES, mem.latency_hist)
-        cycles = max(1, self.core.cycles(time_ps))
-        summary = self._summary(registry, time_ps, cycles, instructions, threads, links)
-        if c.ndp:
-            summary["offload"] = self._offload_summary(plan, offload_stats, sm_stats, threads,
-                                                       ratio, fewest_credits, time_ps)  # fmt: skip
-        memory_requests = int(sm_stats[:, smmod.T_TRANSACTIONS].sum())
-        stats = registry.as_dict()
-        # energy counts every SM, the stacks' included
-        energy_stats = {**stats, "sm": {"total": dict(zip(smmod.SM_STAT_NAMES,
-                                                          map(int, sm_stats.sum(axis=0)),
-                                                          strict=True))}}  # fmt: skip
-        net = self.network
-        # the memory network's links (GPU <-> cubes, cube <-> cube) come first; all of them
-        # move data and idle
-        capacity = sum(
-            {"host-to-cube": c.links.host_to_cube_gbps, "cube-to-host": c.links.cube_to_host_gbps,
-             "cube": c.links.cube_to_cube_gbps}[kind] for kind in net.kinds
-        )  # fmt: skip
-        per_link = links.traffic[:, :, 0].sum(axis=1)
-        crossbar_end = len(net.links) + c.sm.count + c.l2.slices  # TSV links follow
-        org = self.dram_preset.organization
-        energy = gpu_energy(
-            load_energy_table(c.energy),
-            energy_stats,
-            core_cycles=cycles,
-            sm_count=self.sms,
-            time_ps=int(time_ps),
-            link_capacity_gbps=capacity,
-            cube_link_bytes=int(per_link[: len(net.links)].sum()),
-            crossbar_bytes=int(per_link[len(net.links) : crossbar_end].sum()),
-            row_bytes=org.row_bytes,
-            access_bytes=org.access_bytes,
-        )
-        return GpuRunResult(
-            system=c.name,
-            time_ps=int(time_ps),
-            core_cycles=cycles,
-            kernels=kernels,
-            summary=summary,
-            stats=stats,
-            wall_seconds=wall,
-            warp_instructions=instructions,
-            thread_instructions=threads,
-            memory_requests=memory_requests,
-            energy=energy,
-        )
-
-    def _offload_summary(self, plan, offload_stats, sm_stats, threads, ratio,
-                         fewest_credits, time_ps) -> dict[str, Any]:  # fmt: skip
-        totals = dict(zip(ofl.OFFLOAD_STAT_NAMES, map(int, offload_stats.sum(axis=0)),
-                          strict=True))  # fmt: skip
-        instances = sum(len(launch[1]) for launch in plan.launches)
-        candidates = sum(len(launch[0]) for launch in plan.launches)
-        stack_threads = int(sm_stats[self.gpu_sms :, smmod.T_THREAD_INSTRUCTIONS].sum())
-        out = {
-            "candidate_blocks": candidates,  # summed over launches
-            "instances": instances,
-            **totals,
-            "offloaded_fraction": totals["offloaded"] / instances if instances else 0.0,
-            "offloaded_instruction_fraction": stack_threads / threads if threads else 0.0,
-            "colocation": plan.colocation,
-        }
-        out.update(self.scheme.summary(plan, totals, ratio, fewest_credits, time_ps,
-                                       self.config.ndp))  # fmt: skip
-        return out
-
-    def _link_label(self, i: int) -> str:
-        net = self.network
-        if i < len(net.links):
-            a, b = net.links[i]
-            name = lambda n: "gpu" if n == net.host else f"cube{n}"  # noqa: E731
-            return f"{name(a)}->{name(b)}"
-        i -= len(net.links)
-        if i < self.config.sm.count:
-            return f"sm{i}->xbar"
-        i -= self.config.sm.count
-        if i < self.config.l2.slices:
-            return f"l2slice{i}->xbar"
-        return f"cube{i - self.config.l2.slices}-tsv"
-
-    def _channel_label(self, ch: int) -> str:
-        return f"cube{ch // self.channels_per_cube}-vault{ch % self.channels_per_cube}"
-
-    def _processor_label(self, s: int) -> str:
-        if s < self.gpu_sms:
-            return f"sm{s}"
-        return f"{self.scheme.processor.replace('_', '-')}{s - self.gpu_sms}"
-
-    def _summary(self, registry, time_ps, cycles, instructions, threads, links):
-        net = self.network
-        totals = lambda path: registry.totals(path)  # noqa: E731
-        sm, l2, dram = totals("sm"), totals("l2"), totals("dram")
-        per_link = links.traffic[:, :, 0].sum(axis=1)
-        seconds = time_ps * 1e-12
-
-        def channel(kind):
-            ids = [i for i, k in enumerate(net.kinds) if k == kind]
-            moved = int(per_link[ids].sum()) if ids else 0
-            # the last packets (a write's acknowledgement) may leave after the run's last event
-            span = max(time_ps, int(links.busy_until[ids].max())) if ids else time_ps
-            return {"bytes": moved, "gbps": moved / seconds / 1e9 if seconds else 0.0,
-                    "utilization": float(links.busy_ps[ids].sum() / (span * len(ids)))
-                    if ids and span else 0.0}  # fmt: skip
-
-        row_total = dram["row_hits"] + dram["row_misses"] + dram["row_conflicts"]
-        return {
-            "core_cycles": cycles,
-            "time_us": time_ps / 1e6,
-            "warp_instructions": instructions,
-            "thread_instructions": threads,
-            "ipc": threads / cycles,
-            "warp_ipc": instructions / cycles,
-            "links": {
-                "gpu_to_memory": channel("host-to-cube"),
-                "memory_to_gpu": channel("cube-to-host"),
-                "memory_to_memory": channel("cube"),
-            },
-            "dram_row_hit_rate": dram["row_hits"] / row_total if row_total else 0.0,
-            "dram_reads": dram["reads"],
-            "dram_writes": dram["writes"],
-            "l1_hit_rate": sm["l1_hits"] / sm["l1_accesses"] if sm["l1_accesses"] else 0.0,
-            "l2_hit_rate": l2["hits"] / l2["accesses"] if l2["accesses"] else 0.0,
-            "stall_breakdown": {
-                "unit_busy": sm["no_issue_unit_busy"],
-                "dependency": sm["no_issue_dependency"],
-                "idle": sm["no_issue_idle"],
-            },
-        }
 
 
 __all__ = ["GpuRunResult", "GpuSystem"]

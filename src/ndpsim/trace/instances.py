@@ -16,7 +16,8 @@ from typing import Protocol
 
 import numpy as np
 
-from ndpsim.hw.gpu.work import (
+from ndpsim.trace.trace import MemorySpace
+from ndpsim.trace.work import (
     COUNT_SHIFT,
     FIRST_SHIFT,
     MEM_SHIFT,
@@ -25,7 +26,6 @@ from ndpsim.hw.gpu.work import (
     TX_LINE_SHIFT,
     KernelWork,
 )
-from ndpsim.trace.trace import MemorySpace
 
 
 class OffloadCandidate(Protocol):

@@ -1,0 +1,57 @@
+"""Where each component of a GPU system sits in the compiled model's flat arrays, and what it is
+called: the links (the memory network's first, then the SMs' crossbar ports, the L2 slices'
+ports, the cubes' TSVs), the SMs (the GPU's, then one per stack) and the DRAM channels. The
+invariant checks and the results name components through it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ndpsim.engine.clock import ClockDomain
+from ndpsim.hw.dram.spec import DramPreset
+from ndpsim.hw.network import Network
+from ndpsim.systems.gpu.config import GpuSystemConfig
+
+
+@dataclass(frozen=True)
+class GpuLayout:
+    config: GpuSystemConfig
+    network: Network
+    core: ClockDomain  # the GPU SMs' clock
+    dram_preset: DramPreset  # one cube's
+    channels_per_cube: int
+    gpu_sms: int
+    sms: int  # the GPU's and the stacks'
+    scheme: Any  # the offload scheme (an ndpsim.policy.offload.OffloadScheme), or None
+
+    def host_links(self) -> tuple[np.ndarray, np.ndarray]:
+        """The GPU's link to each cube and each cube's link back (TX and RX channels)."""
+        net = self.network
+        to_cube = np.array([net.link_id(net.host, k) for k in range(net.cubes)], np.int64)
+        from_cube = np.array([net.link_id(k, net.host) for k in range(net.cubes)], np.int64)
+        return to_cube, from_cube
+
+    def link_label(self, i: int) -> str:
+        net = self.network
+        if i < len(net.links):
+            a, b = net.links[i]
+            name = lambda n: "gpu" if n == net.host else f"cube{n}"  # noqa: E731
+            return f"{name(a)}->{name(b)}"
+        i -= len(net.links)
+        if i < self.config.sm.count:
+            return f"sm{i}->xbar"
+        i -= self.config.sm.count
+        if i < self.config.l2.slices:
+            return f"l2slice{i}->xbar"
+        return f"cube{i - self.config.l2.slices}-tsv"
+
+    def channel_label(self, ch: int) -> str:
+        return f"cube{ch // self.channels_per_cube}-vault{ch % self.channels_per_cube}"
+
+    def processor_label(self, s: int) -> str:
+        if s < self.gpu_sms:
+            return f"sm{s}"
+        return f"{self.scheme.processor.replace('_', '-')}{s - self.gpu_sms}"
