@@ -59,3 +59,17 @@ def test_analyze_tom_blocks_chooses_the_rule_and_reports_live_registers():
     assert (loop["n_st"], whole["n_st"]) == (0, 5)
     refused = runner.invoke(app, ["analyze", "--tom", "--blocks", "largest", cfd])
     assert refused.exit_code != 0 and "loops, maximal" in refused.output
+
+
+def test_analyze_shows_any_registered_pass_by_name():
+    by_flag = runner.invoke(app, ["analyze", "--tom", "--blocks", "maximal", "--json",
+                                  str(KERNEL_DIR / "lib.ptx")])  # fmt: skip
+    by_name = runner.invoke(app, ["analyze", "--pass", "tom-maximal", "--json",
+                                  str(KERNEL_DIR / "lib.ptx")])  # fmt: skip
+    assert by_name.exit_code == 0, by_name.output
+    assert json.loads(by_name.output) == json.loads(by_flag.output)
+    unknown = runner.invoke(app, ["analyze", "--pass", "nope", str(KERNEL_DIR / "lib.ptx")])
+    assert unknown.exit_code == 2
+    assert "unknown offload pass 'nope'; registered: sndp, tom-loops, tom-maximal" in (
+        unknown.output
+    )

@@ -8,23 +8,12 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from ndpsim.analysis.passes import OFFLOAD_PASSES, OffloadPass, registers_text
 from ndpsim.analysis.report import function_report
-from ndpsim.analysis.sndp import SndpBlock, sndp_blocks
-from ndpsim.analysis.tom import (
-    BLOCK_RULES,
-    TomCandidate,
-    thread_live_registers,
-    tom_candidates,
-)
+from ndpsim.analysis.tom import BLOCK_RULES
 from ndpsim.cli.main import app, console, reports_errors
 from ndpsim.errors import PTXError
 from ndpsim.frontend.parser import parse_ptx_file
-
-
-def _registers(names: list[str], limit: int = 8) -> str:
-    if len(names) <= limit:
-        return " ".join(names)
-    return " ".join(names[:limit]) + f" (+{len(names) - limit})"
 
 
 def _print_function(report: dict, show_instructions: bool) -> None:
@@ -40,7 +29,7 @@ def _print_function(report: dict, show_instructions: bool) -> None:
         blocks.add_row(
             str(b["index"]), b["label"] or "", f"{b['start_pc']}-{b['end_pc'] - 1}",
             ",".join(map(str, b["successors"])) or "exit", str(b["ipdom"]),
-            str(b["loop_depth"] or ""), _registers(b["live_in"]), _registers(b["live_out"]),
+            str(b["loop_depth"] or ""), registers_text(b["live_in"]), registers_text(b["live_out"]),
         )  # fmt: skip
     console.print(blocks)
     if report["loops"]:
@@ -74,65 +63,21 @@ def _print_function(report: dict, show_instructions: bool) -> None:
         for inst in report["instructions"]:
             listing.add_row(
                 str(inst["pc"]), str(inst["block"]), inst["text"], inst["class"],
-                _registers(inst["live_out"], 6),
+                registers_text(inst["live_out"], 6),
             )  # fmt: skip
         console.print(listing)
 
 
-def _loop_text(candidate: TomCandidate) -> str:
-    if candidate.loop_kind == "none":
-        return "-"
-    if candidate.loop_kind == "static":
-        return f"static x{candidate.trips}"
-    return candidate.loop_kind
-
-
-def _print_tom(function, candidates) -> None:
-    covered = sum(c.num_instructions for c in candidates)
-    console.rule(
-        f"[bold]{function.name}[/]  {len(candidates)} TOM offload candidates, "
-        f"{covered} of {len(function.instructions)} instructions; a thread has up to "
-        f"{thread_live_registers(function)} live registers"
-    )
-    if not candidates:
-        console.print("no block saves bandwidth under TOM's estimate")
+def _print_blocks(function, found, offload_pass: OffloadPass) -> None:
+    console.rule(f"[bold]{function.name}[/]  {offload_pass.heading(function, found)}")
+    if not found:
+        console.print(offload_pass.none_found)
         return
-    table = Table(title="TOM offload candidates (words per warp; live: the most 32-bit "
-                  "registers of the block live at once)", title_justify="left")  # fmt: skip
-    for column in ("pcs", "live in", "live out", "live", "N_LD", "N_ST", "loop", "BW_TX",
-                   "BW_RX", "tag", "condition"):  # fmt: skip
-        right = column in ("live", "N_LD", "N_ST", "BW_TX", "BW_RX")
+    table = Table(title=offload_pass.title, title_justify="left")
+    for column, right in offload_pass.columns:
         table.add_column(column, overflow="fold", justify="right" if right else "left")
-    for c in candidates:
-        table.add_row(
-            f"{c.begin}-{c.end}", _registers(list(c.live_in)), _registers(list(c.live_out)),
-            str(c.live_registers), str(c.n_ld), str(c.n_st), _loop_text(c), f"{c.bw_tx:g}",
-            f"{c.bw_rx:g}", c.tag_text, c.condition,
-        )  # fmt: skip
-    console.print(table)
-
-
-def _print_sndp(function, blocks: tuple[SndpBlock, ...]) -> None:
-    covered = sum(b.num_instructions for b in blocks)
-    indirect = sum(b.indirect for b in blocks)
-    console.rule(
-        f"[bold]{function.name}[/]  {len(blocks)} SNDP offload blocks ({indirect} indirect "
-        f"loads), {covered} of {len(function.instructions)} instructions"
-    )
-    if not blocks:
-        console.print("no block has a positive score under SNDP's Equation 1")
-        return
-    table = Table(title="SNDP offload blocks (score in bytes per thread)", title_justify="left")
-    for column in ("pcs", "NSU instr", "live in", "live out", "N_LD", "N_ST", "score",
-                   "indirect"):  # fmt: skip
-        justify = "right" if column in ("NSU instr", "N_LD", "N_ST", "score") else "left"
-        table.add_column(column, overflow="fold", justify=justify)
-    for b in blocks:
-        table.add_row(
-            f"{b.begin}-{b.end}", str(b.nsu_instructions), _registers(list(b.live_in)),
-            _registers(list(b.live_out)), str(b.n_ld), str(b.n_st), str(b.score),
-            "yes" if b.indirect else "",
-        )  # fmt: skip
+    for block in found:
+        table.add_row(*offload_pass.row(block))
     console.print(table)
 
 
@@ -145,12 +90,14 @@ def analyze(
     instructions: bool = typer.Option(
         False, "--instructions", "-i", help="Also list every instruction with its class."
     ),
-    tom: bool = typer.Option(
-        False, "--tom", help="Show TOM's offload candidate blocks instead (TOM sec. 3.1)."
+    pass_name: str = typer.Option(
+        None,
+        "--pass",
+        help="Show the blocks of a registered offload pass instead: "
+        f"{', '.join(OFFLOAD_PASSES.names())} (see docs/offload.md).",
     ),
-    sndp: bool = typer.Option(
-        False, "--sndp", help="Show SNDP's offload blocks instead (SNDP sec. 3.1-3.2)."
-    ),
+    tom: bool = typer.Option(False, "--tom", help="Short for --pass tom-RULE (TOM sec. 3.1)."),
+    sndp: bool = typer.Option(False, "--sndp", help="Short for --pass sndp (SNDP sec. 3.1-3.2)."),
     blocks_rule: str = typer.Option(
         "loops",
         "--blocks",
@@ -158,36 +105,33 @@ def analyze(
     ),
 ) -> None:
     """Print the basic blocks, loops, liveness and instruction classes of each kernel."""
-    if tom and sndp:
-        raise typer.BadParameter("give one of --tom and --sndp, not both", param_hint="--sndp")
     if blocks_rule not in BLOCK_RULES:
         raise typer.BadParameter(f"expected one of {', '.join(BLOCK_RULES)}, got "
                                  f"{blocks_rule!r}", param_hint="--blocks")  # fmt: skip
+    asked = [name for name, on in ((pass_name, pass_name is not None),
+                                   (f"tom-{blocks_rule}", tom), ("sndp", sndp)) if on]  # fmt: skip
+    if len(asked) > 1:
+        raise typer.BadParameter("give one of --pass, --tom and --sndp, not both",
+                                 param_hint="--pass")  # fmt: skip
     module = parse_ptx_file(ptx)
     functions = list(module.functions.values())
     if kernel is not None:
         functions = [module.function(kernel)]
     if not functions:
         raise PTXError(f"{ptx}: defines no function")
-    if tom or sndp:  # an offload pass: its blocks, and nothing else
-        if tom:
-            found = [(f, tom_candidates(f, blocks_rule)) for f in functions]
-            key, show = "tom_candidates", _print_tom
-        else:
-            found = [(f, sndp_blocks(f)) for f in functions]
-            key, show = "sndp_blocks", _print_sndp
+    if asked:  # an offload pass: its blocks, and nothing else
+        offload_pass = OFFLOAD_PASSES.get(asked[0])
+        found = [(f, offload_pass(f)) for f in functions]
         if as_json:
             reports = [
                 {"name": f.name, "kernel": f.is_kernel, "num_instructions": len(f.instructions),
-                 **({"blocks": blocks_rule, "thread_live_registers": thread_live_registers(f)}
-                    if tom else {}),
-                 key: [block.as_dict() for block in blocks]}
+                 **offload_pass.facts(f), offload_pass.json_key: [b.as_dict() for b in blocks]}
                 for f, blocks in found
             ]  # fmt: skip
             typer.echo(json.dumps({"module": str(ptx), "functions": reports}, indent=2))
             return
         for f, blocks in found:
-            show(f, blocks)
+            _print_blocks(f, blocks, offload_pass)
         return
     reports = [function_report(f, instructions=as_json or instructions) for f in functions]
     if as_json:
