@@ -3,10 +3,13 @@ controllers getting control at their times and at their requests."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from ndpsim.engine import loop
 from ndpsim.errors import SimulationError
+from ndpsim.hw.dram.spec import load_dram_preset
+from ndpsim.systems.dram_trace import run_dram_trace
 
 
 class Toy(loop.Model):
@@ -118,3 +121,25 @@ def test_a_stop_requested_by_a_controller_hands_control_to_it_alone():
 def test_a_stop_nobody_asked_for_is_an_error():
     with pytest.raises(SimulationError, match=r"stopped at 7 ps at a controller's request, but"):
         loop.run(Toy([5], script=[(loop.REQUESTED, 7)]), 0, [Every(10, [], "quiet")])
+
+
+def test_a_compiled_model_stopped_every_few_cycles_gives_the_same_result(monkeypatch):
+    # the DRAM trace runner resumes from its arrays: cutting it into epochs of under three DRAM
+    # cycles changes no count
+    rng = np.random.default_rng(0)
+    addresses = rng.integers(0, 1 << 30, 4000) & ~63
+    writes = (rng.random(4000) < 0.3).astype(np.uint8)
+    preset = load_dram_preset("hbm2-anchor")
+    whole = run_dram_trace(preset, addresses, writes)
+    assert whole.cycles * preset.timing.tCK_ps > 500 * 2_777  # over 500 epochs below
+    stops = []
+    run = loop.run
+
+    def short_epochs(model, start_ps, controllers=()):
+        stops.append(model)
+        return run(model, start_ps, controllers, epoch_ps=2_777, stall_epochs=10**9)
+
+    monkeypatch.setattr(loop, "run", short_epochs)
+    cut = run_dram_trace(preset, addresses, writes)
+    assert stops and (cut.cycles, cut.inject_cycles, cut.stats) == (
+        whole.cycles, whole.inject_cycles, whole.stats)  # fmt: skip

@@ -49,7 +49,8 @@ def advance(d, bits, xor, addresses, writes, per_cycle, tck, wake, fields, nodes
     now, i = at[AT_NOW], at[AT_NEXT]
     injected_by, last_done = at[AT_INJECTED], at[AT_LAST_DONE]
     status, reached = loop.EPOCH_END, until
-    while now * tck <= until:
+    last = until // tck  # the last cycle starting by ``until``
+    while now <= last:
         blocked = False
         k = 0
         while i < n and k < per_cycle:
