@@ -9,15 +9,13 @@ document. Adding a paper adds no line anywhere else.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
 
 from ndpsim.errors import ConfigError
 from ndpsim.experiments.runner import Variant
+from ndpsim.registry import Registry
 
 #: {workload: {variant: run}}, as the runner returns them.
 Runs = dict[str, dict[str, dict[str, Any]]]
@@ -198,37 +196,38 @@ class Paper:
         return next((f.y_label for f in self.figures if f.metric == metric), metric)
 
 
-_REGISTRY: dict[str, Paper] = {}
+#: The papers by name, filled by the modules of :mod:`ndpsim.experiments.papers`.
+PAPERS: Registry[Paper] = Registry("paper", "ndpsim.experiments.papers")
 
 
 def register(paper: Paper) -> Paper:
     """Add ``paper`` to the registry: the line a paper's module ends with."""
-    if paper.name in _REGISTRY:
-        raise ValueError(f"a paper named {paper.name!r} is registered already")
-    _REGISTRY[paper.name] = paper
-    return paper
-
-
-@cache
-def _import_papers() -> None:
-    """Import every module of :mod:`ndpsim.experiments.papers`; each registers its paper."""
-    package = importlib.import_module("ndpsim.experiments.papers")
-    for module in pkgutil.iter_modules(package.__path__):
-        importlib.import_module(f"{package.__name__}.{module.name}")
+    return PAPERS.register(paper.name)(paper)
 
 
 def papers() -> dict[str, Paper]:
     """Every registered paper, by name."""
-    _import_papers()
-    return dict(_REGISTRY)
+    return {name: PAPERS.get(name) for name in PAPERS}
 
 
 def get_paper(name: str) -> Paper:
-    found = papers().get(name)
-    if found is None:
-        raise ConfigError(f"unknown paper {name!r}; expected one of {', '.join(papers())}")
-    return found
+    return PAPERS.get(name)
 
 
-__all__ = ["Claim", "Figure", "LineFigure", "Metrics", "Paper", "PaperNumbers", "Rows", "Runs",
-           "Study", "Switch", "Table", "get_paper", "papers", "register"]  # fmt: skip
+__all__ = [
+    "PAPERS",
+    "Claim",
+    "Figure",
+    "LineFigure",
+    "Metrics",
+    "Paper",
+    "PaperNumbers",
+    "Rows",
+    "Runs",
+    "Study",
+    "Switch",
+    "Table",
+    "get_paper",
+    "papers",
+    "register",
+]  # fmt: skip
