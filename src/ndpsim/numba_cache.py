@@ -152,13 +152,26 @@ def cache_root() -> Path:
     return base / "ndpsim" / "numba"
 
 
+def _only_under(root: Path) -> type:
+    """A locator mixin that takes the functions defined under ``root`` only."""
+
+    class OnlyUnder:
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if not Path(py_file).resolve().is_relative_to(root):
+                return None  # not ours: numba's own locators take it
+            return super().from_function(py_func, py_file)
+
+    return OnlyUnder
+
+
 def _shared(package: str, root: Path) -> type:
     """A locator for the functions of ``package`` that keeps them under :func:`cache_root`, by
     module path and stamp, so that every copy of the same code finds them."""
     mixin = _caching_class("SourceFileBackedLocatorMixin")
     locator = _caching_class("CacheLocator")
 
-    class SharedCacheLocator(mixin, locator):
+    class SharedCacheLocator(_only_under(root), mixin, locator):
         stamps = (package, root)
 
         def __init__(self, py_func, py_file):
@@ -175,14 +188,6 @@ def _shared(package: str, root: Path) -> type:
         def get_source_stamp(self):
             return ("import-closure", self._stamp)
 
-        @classmethod
-        def from_function(cls, py_func, py_file):
-            try:
-                Path(py_file).resolve().relative_to(root)
-            except ValueError:
-                return None  # not ours: numba's own locators take it
-            return super().from_function(py_func, py_file)
-
     return SharedCacheLocator
 
 
@@ -190,19 +195,11 @@ def _stamped(base: type, package: str, root: Path) -> type:
     """``base`` (one of numba's file-backed locators) for the functions of ``package`` only,
     with the import-closure stamp in place of the function's own file's."""
 
-    class ClosureStampedLocator(base):
+    class ClosureStampedLocator(_only_under(root), base):
         stamps = (package, root)
 
         def get_source_stamp(self):
             return ("import-closure", closure_stamp(Path(self._py_file).resolve(), package, root))
-
-        @classmethod
-        def from_function(cls, py_func, py_file):
-            try:
-                Path(py_file).resolve().relative_to(root)
-            except ValueError:
-                return None  # not ours: numba's own locators take it
-            return super().from_function(py_func, py_file)
 
     return ClosureStampedLocator
 
