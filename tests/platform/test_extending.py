@@ -129,3 +129,12 @@ def test_a_plug_in_that_fails_to_import_is_named(workdir, monkeypatch):
     monkeypatch.setattr(registry, "_plugins_loaded", False)
     with pytest.raises(ConfigError, match=r"plug-in 'broken' .*no_such_module_here.* failed"):
         ADDRESS_MAPPINGS.get("interleaved")
+
+
+def test_the_readme_simulates_from_python_as_written():
+    readme = DOC.parents[1] / "README.md"
+    (code,) = [c for lang, c in BLOCK.findall(readme.read_text())
+               if lang == "python" and "load_system" in c]  # fmt: skip
+    namespace: dict = {}
+    exec(compile(code, f"{readme}", "exec"), namespace)
+    assert namespace["result"].time_ps > 0 and namespace["system"].config.sm.count == 32
