@@ -27,6 +27,7 @@ import hashlib
 import os
 import re
 import sys
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -137,6 +138,22 @@ def closure_stamp(path: Path, package: str, root: Path) -> str:
     return stamp.hexdigest()
 
 
+#: Stamps of run-time state a module's compiled code depends on besides source: (the module's
+#: file, a function giving the stamp). See :mod:`ndpsim.engine.dispatch`.
+_EXTRA_STAMPS: list[tuple[Path, Callable[[], str]]] = []
+
+
+def add_stamp(module_file: Path, stamp: Callable[[], str]) -> None:
+    """Fold ``stamp()`` into the cache stamp of every compiled function whose import closure
+    holds ``module_file``, read when the function is loaded or saved."""
+    _EXTRA_STAMPS.append((module_file, stamp))
+
+
+def _source_stamp(path: Path, package: str, root: Path, own: str) -> tuple:
+    closure = _closure(path, package, root)
+    return ("import-closure", own, *(stamp() for file, stamp in _EXTRA_STAMPS if file in closure))
+
+
 def cache_root() -> Path:
     """Where compiled code is kept: ``NDPSIM_CACHE_DIR``, else ``NUMBA_CACHE_DIR``, else
     ``ndpsim/numba`` in the platform's user cache directory."""
@@ -177,7 +194,7 @@ def _shared(package: str, root: Path) -> type:
         def __init__(self, py_func, py_file):
             self._py_file = py_file
             self._lineno = py_func.__code__.co_firstlineno
-            source = Path(py_file).resolve()
+            source = self._source = Path(py_file).resolve()
             self._stamp = closure_stamp(source, package, root)
             module = source.relative_to(root.parent).with_suffix("")
             self._cache_path = str(cache_root().joinpath(*module.parts, self._stamp[:16]))
@@ -186,7 +203,7 @@ def _shared(package: str, root: Path) -> type:
             return self._cache_path
 
         def get_source_stamp(self):
-            return ("import-closure", self._stamp)
+            return _source_stamp(self._source, package, root, self._stamp)
 
     return SharedCacheLocator
 
@@ -199,7 +216,8 @@ def _stamped(base: type, package: str, root: Path) -> type:
         stamps = (package, root)
 
         def get_source_stamp(self):
-            return ("import-closure", closure_stamp(Path(self._py_file).resolve(), package, root))
+            source = Path(self._py_file).resolve()
+            return _source_stamp(source, package, root, closure_stamp(source, package, root))
 
     return ClosureStampedLocator
 

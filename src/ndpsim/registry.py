@@ -73,7 +73,8 @@ class Registry(Generic[T]):
         """Forget a member (for tests that register one of their own)."""
         self._members.pop(name, None)
 
-    def _load(self) -> None:
+    def load(self) -> None:
+        """Import the modules that register members (the package's, and plug-ins)."""
         load_plugins()
         if self._loaded:
             return
@@ -83,20 +84,20 @@ class Registry(Generic[T]):
             importlib.import_module(f"{self.package}.{info.name}")
 
     def get(self, name: str) -> T:
-        self._load()
+        self.load()
         if name not in self._members:
             raise ConfigError(f"unknown {self.what} {name!r}; registered: {', '.join(self)}")
         return self._members[name]
 
     def names(self) -> list[str]:
-        self._load()
+        self.load()
         return sorted(self._members)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
 
     def __contains__(self, name: object) -> bool:
-        self._load()
+        self.load()
         return name in self._members
 
     def check(self, name: str) -> str:

@@ -242,7 +242,7 @@ def test_the_cache_aware_benefit_and_the_register_overhead_are_both_bytes_per_wa
         cand_live_out_first=np.array([0, 0]),
     )
     assert ofl.cache_aware_benefit(off, 0) == 128
-    assert ofl._register_overhead(off, 0) == 256
+    assert ofl.register_overhead(off, 0) == 256
     # a store per instance adds a word of every lane
     stores = off._replace(cand_stores=np.array([1]))
     assert ofl.cache_aware_benefit(stores, 0) == 128 + 4 * 32

@@ -26,7 +26,7 @@ def build_offload_state(work: KernelWork, candidates: Sequence[OffloadCandidate]
     address) and the ``seed`` of the random offload-ratio draws. ``observe`` > 0 starts the
     launch in TOM's learning phase, which still wants that many instances."""
     cubes = int(params[ofl.O_CUBES])
-    partitioned = params[ofl.O_MODE] == ofl.MODE_SNDP
+    partitioned = params[ofl.O_EXECUTION] == ofl.EXECUTE_PARTITIONED
     pos_instance = np.full(len(work.inst), -1, dtype=np.int64)
     pos_instance[instances.start] = np.arange(len(instances))
     live_in = csr([[registers[r] for r in c.live_in] for c in candidates])

@@ -18,16 +18,14 @@ What the model needs, found before the run (:mod:`ndpsim.systems.offload`):
   in the warp's instruction stream, its destination stack, its loop trip count as executed,
   and the registers to carry. ``pos_instance`` marks the stream positions where one starts,
   so a warp reaching that position consults the controller.
-* **the offload controller** (:func:`decide`, :func:`admit`). TOM decides in the three steps of
-  sec. 4.2: (1) a conditional candidate goes only when its trip count clears the break-even
-  threshold; (2) with dynamic control, not when the block would add traffic to a channel the
-  Channel Busy Monitor reports busy; (3) the destination is the stack of the block's first
-  memory access (footnote 4: a block that does not start with one runs on the GPU up to it,
-  ``inst_probe``), and with control (or ``warp_limit``) the block stays when that stack already
-  has as many offloads pending as its SM has warp slots. SNDP: every instance (naive), a
-  random fraction of instances (a static ratio, or Algorithm 1's ratio set between epochs by
-  :mod:`ndpsim.policy.sndp_ratio`), and with cache awareness never a block whose measured
-  benefit does not beat its register traffic (sec. 7.3).
+* **the offload controller** (:func:`decide`, :func:`admit`). Each scheme registers its
+  compiled decision in :data:`DECISIONS` (:mod:`ndpsim.policy.offload.tom`: the three steps of
+  TOM's sec. 4.2, with the destination learned at the block's first access, footnote 4, and
+  :func:`admit` refusing a stack whose SM slots are all pending; :mod:`ndpsim.policy.offload.sndp`:
+  every instance, a random fraction against a static ratio or Algorithm 1's, and with cache
+  awareness never a block whose measured benefit does not beat its register traffic). This
+  module keeps the hardware they share: the Channel Busy Monitor, the random draws, the
+  counters.
 * per stack, a FIFO of arrived offloads waiting for a free warp slot (TOM without control does
   not bound it; SNDP's credits bound it by the command buffer), and a FIFO of GPU warps waiting
   for credits.
@@ -49,14 +47,19 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from ndpsim.engine.dispatch import CompiledTable
+
 # parameters
-(O_MODE, O_CONTROL, O_LATENCY_PS, O_CAPACITY, O_HEADER, O_WINDOW_PS, O_THRESHOLD_PERMILLE,
+(O_EXECUTION, O_CONTROL, O_LATENCY_PS, O_CAPACITY, O_HEADER, O_WINDOW_PS, O_THRESHOLD_PERMILLE,
  O_CUBES, O_REGISTER_BYTES, O_DECISION, O_CACHE_AWARE, O_READY_PACKETS, O_WARP_LIMIT,
- O_RUN_TO_FIRST_ACCESS, O_FLUSH_STACK_L1) = range(15)  # fmt: skip
-OFFLOAD_PARAMS = 15
+ O_RUN_TO_FIRST_ACCESS, O_FLUSH_STACK_L1, O_POLICY) = range(16)  # fmt: skip
+OFFLOAD_PARAMS = 16
+# O_POLICY: the code of the offload scheme's decision in DECISIONS
 # what the controller does with a block a warp reaches (TOM)
 DECLINE, OFFLOAD, RUN_TO_FIRST_ACCESS = 0, 1, 2
-MODE_TOM, MODE_SNDP = 0, 1
+# how a stack processor runs an offloaded block: whole (TOM's stack SM, sec. 4.2), or partitioned
+# with the GPU warp, which keeps computing addresses (SNDP's NSU, sec. 4)
+EXECUTE_WHOLE, EXECUTE_PARTITIONED = 0, 1
 # SNDP decisions: every instance, or a random fraction (control[C_RATIO_PERMILLE])
 DECIDE_ALWAYS, DECIDE_RATIO = 0, 1
 
@@ -196,7 +199,7 @@ def no_offload() -> OffloadState:
 
 
 @njit(cache=True, inline="always")
-def _watch_channels(off, links, now):
+def watch_channels(off, links, now):
     """The Channel Busy Monitor: once a window has passed, each channel's utilization over it
     (busy time charged to its links) decides whether it is busy for the next window."""
     window = off.params[O_WINDOW_PS]
@@ -214,7 +217,7 @@ def _watch_channels(off, links, now):
 
 
 @njit(cache=True, inline="always")
-def _random_permille(off):
+def random_permille(off):
     """The next draw in [0, 1000) of a xorshift64 generator seeded per launch: the random
     per-instance choice that meets a static or dynamic offload ratio (SNDP sec. 7.1)."""
     x = off.control[C_RANDOM]
@@ -228,7 +231,7 @@ def _random_permille(off):
 @njit(cache=True, inline="always")
 def cache_aware_benefit(off, c):
     """SNDP sec. 7.3's measured benefit of offloading block ``c``, in bytes per warp, the unit
-    of :func:`_register_overhead`: the lines a warp instance would fetch from DRAM,
+    of :func:`register_overhead`: the lines a warp instance would fetch from DRAM,
     ``ceil(AvgNumCacheLines x AvgCacheMissRate) x line``, plus its stores, ``stores x word x
     SIMD width``. AvgNumCacheLines counts a warp's RDF packets, one per line, so it is already
     a warp's figure; the SIMD width turns one thread's stored word into the warp's (as
@@ -242,7 +245,7 @@ def cache_aware_benefit(off, c):
 
 
 @njit(cache=True, inline="always")
-def _register_overhead(off, c):
+def register_overhead(off, c):
     """Equation 1's OffloadOverhead of block ``c`` in bytes per warp: every live-in and
     live-out register of every lane."""
     regs = (off.cand_live_in_first[c + 1] - off.cand_live_in_first[c]
@@ -250,49 +253,27 @@ def _register_overhead(off, c):
     return regs * 4 * 32
 
 
-@njit(cache=True)
-def _decide_partitioned(off, i, c, d):
-    """SNDP's decision for instance ``i`` of block ``c`` (target stack ``d``)."""
-    st = off.stats[d]
-    if (off.params[O_CACHE_AWARE] != 0 and off.cand_offloaded[c] > 0
-            and cache_aware_benefit(off, c) - _register_overhead(off, c) <= 0):  # fmt: skip
-        st[K_DECLINED_CACHE] += 1
-        return False
-    if (off.params[O_DECISION] == DECIDE_RATIO
-            and _random_permille(off) >= off.control[C_RATIO_PERMILLE]):  # fmt: skip
-        st[K_DECLINED_RATIO] += 1
-        return False
-    off.cand_offloaded[c] += 1
-    off.pending[d] += 1
-    st[K_OFFLOADED] += 1
-    return True
+def _never(off, links, i, pos, now):
+    """The decision of a code nothing registered: run the block on the GPU."""
+    return DECLINE
+
+
+#: Each offload scheme's decision for an instance a warp reaches, registered by the scheme's
+#: module (:mod:`ndpsim.policy.offload`): ``decision(off, links, i, pos, now)`` returns
+#: ``OFFLOAD``, ``DECLINE`` or ``RUN_TO_FIRST_ACCESS`` and counts why in ``off.stats``.
+DECISIONS = CompiledTable("offload decision", _never, __file__)
+_decide_by_scheme = DECISIONS.call
 
 
 @njit(cache=True)
 def decide(off, links, i, pos, now):
     """What the controller does with instance ``i``, which a warp reaches at stream position
-    ``pos``: ``OFFLOAD`` it now, ``DECLINE`` it (the warp runs it), or (TOM) let the warp
-    ``RUN_TO_FIRST_ACCESS``, where :func:`admit` decides."""
-    d = off.inst_dest[i]
-    if d < 0:
-        return DECLINE  # touches no memory: nothing to gain near it
-    c = off.inst_candidate[i]
-    if off.params[O_MODE] == MODE_SNDP:
-        return OFFLOAD if _decide_partitioned(off, i, c, d) else DECLINE
-    st = off.stats[d]
-    if off.inst_trips[i] < off.cand_threshold[c]:  # step 1: the condition
-        st[K_DECLINED_CONDITION] += 1
+    ``pos``: ``OFFLOAD`` it now, ``DECLINE`` it (the warp runs it), or let the warp
+    ``RUN_TO_FIRST_ACCESS``, where :func:`admit` decides. An instance that touches no memory
+    has nothing to gain near it; any other, the scheme's registered decision judges."""
+    if off.inst_dest[i] < 0:
         return DECLINE
-    if off.params[O_CONTROL] != 0:  # step 2: the Channel Busy Monitor
-        _watch_channels(off, links, now)
-        tag = off.cand_tag[c]
-        cubes = off.params[O_CUBES]
-        if (off.busy[d] and tag & SAVES_TX == 0) or (off.busy[cubes + d] and tag & SAVES_RX == 0):
-            st[K_DECLINED_BUSY] += 1
-            return DECLINE
-    if off.params[O_RUN_TO_FIRST_ACCESS] != 0 and off.inst_probe[i] != pos:
-        return RUN_TO_FIRST_ACCESS
-    return OFFLOAD if admit(off, i) else DECLINE
+    return _decide_by_scheme(off.params[O_POLICY], off, links, i, pos, now)
 
 
 @njit(cache=True)

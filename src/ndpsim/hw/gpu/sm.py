@@ -707,7 +707,7 @@ def _send_offload(sm, work, off, events, s, w, now):
         return
     t = max(t, now) + off.params[ofl.O_LATENCY_PS]
     ev.push(events, t, EV_OFFLOAD_SEND, i, 0)
-    if off.params[ofl.O_MODE] == ofl.MODE_SNDP:
+    if off.params[ofl.O_EXECUTION] == ofl.EXECUTE_PARTITIONED:
         _activate(sm, s, w, now)
         refresh_ready(sm, work, off, s, w, max(t, now + sm.period[s]))
     else:
@@ -722,7 +722,7 @@ def _offload(sm, work, off, events, s, w, i, now):
     sm.slot_instance[s, w] = i
     sm.slot_ready[s, w] = NEVER
     off.inst_home[i] = s * sm.slot_warp.shape[1] + w
-    if off.params[ofl.O_MODE] == ofl.MODE_SNDP:
+    if off.params[ofl.O_EXECUTION] == ofl.EXECUTE_PARTITIONED:
         d = off.inst_dest[i]
         if not fifo.empty(off.credit_head, d) or not ofl.reserve_credits(off, i):
             off.stats[d, ofl.K_CREDIT_WAITS] += 1
@@ -781,7 +781,7 @@ def start_offloaded(sm, work, l1, off, events, s, i, now):
     if off.params[ofl.O_FLUSH_STACK_L1] != 0:
         cachemod.flush(l1, s)
         off.stats[s - sm.params[S_GPU_SMS], ofl.K_L1_FLUSHES] += 1
-    if off.params[ofl.O_MODE] == ofl.MODE_SNDP:
+    if off.params[ofl.O_EXECUTION] == ofl.EXECUTE_PARTITIONED:
         while sm.slot_pos[s, w] < sm.slot_end[s, w] and _role(
             work, off, sm.slot_pos[s, w]
         ) == ofl.ROLE_GPU:  # fmt: skip

@@ -21,8 +21,12 @@ from ndpsim.registry import Registry
 class OffloadScheme(ABC):
     """What every scheme decides, with defaults where schemes may not differ."""
 
-    #: The compiled controller's behaviour (``ndpsim.hw.gpu.offload.MODE_*``).
-    mode: ClassVar[int]
+    #: How a stack processor runs a block (``ndpsim.hw.gpu.offload.MODE_*``: whole, as TOM's
+    #: stack SM does, or partitioned with the GPU, as SNDP's NSU does).
+    execution: ClassVar[int]
+    #: The code of the scheme's compiled decision for each instance a warp reaches, from
+    #: ``ndpsim.hw.gpu.offload.DECISIONS.register(function, name)`` in the scheme's module.
+    decision: ClassVar[int]
     #: What the stack processors are called in counters and labels (``stack_sm``, ``nsu``).
     processor: ClassVar[str]
     #: Whether a stack processor's write sends an invalidation to the GPU's caches.

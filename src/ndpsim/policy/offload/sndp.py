@@ -15,9 +15,31 @@ from ndpsim.policy.offload import OFFLOAD_SCHEMES, OffloadScheme, credit_capacit
 from ndpsim.policy.sndp_ratio import INITIAL_RATIO, RatioController, time_weighted_ratio
 
 
+def _decide(off, links, i, pos, now):
+    """SNDP's controller for instance ``i``: with cache awareness (sec. 7.3), never a block
+    whose measured benefit does not beat its register traffic; with a ratio (sec. 7.1-7.2), a
+    random draw against it. Compiled into the timing model (``ofl.DECISIONS``)."""
+    d = off.inst_dest[i]
+    c = off.inst_candidate[i]
+    st = off.stats[d]
+    if (off.params[ofl.O_CACHE_AWARE] != 0 and off.cand_offloaded[c] > 0
+            and ofl.cache_aware_benefit(off, c) - ofl.register_overhead(off, c) <= 0):  # fmt: skip
+        st[ofl.K_DECLINED_CACHE] += 1
+        return ofl.DECLINE
+    if (off.params[ofl.O_DECISION] == ofl.DECIDE_RATIO
+            and ofl.random_permille(off) >= off.control[ofl.C_RATIO_PERMILLE]):  # fmt: skip
+        st[ofl.K_DECLINED_RATIO] += 1
+        return ofl.DECLINE
+    off.cand_offloaded[c] += 1
+    off.pending[d] += 1
+    st[ofl.K_OFFLOADED] += 1
+    return ofl.OFFLOAD
+
+
 @OFFLOAD_SCHEMES.register("sndp")
 class Sndp(OffloadScheme):
-    mode = ofl.MODE_SNDP
+    execution = ofl.EXECUTE_PARTITIONED
+    decision = ofl.DECISIONS.register(_decide, "sndp")
     processor = "nsu"
     stack_writes_invalidate = True  # sec. 4.2: an NSU write invalidates the GPU's copy
 

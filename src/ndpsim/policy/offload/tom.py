@@ -16,9 +16,38 @@ from ndpsim.policy.offload import OFFLOAD_SCHEMES, OffloadScheme
 from ndpsim.trace.instances import first_access
 
 
+def _decide(off, links, i, pos, now):
+    """Sec. 4.2's controller for instance ``i`` of a block, reached at stream position
+    ``pos``: (1) a conditional candidate goes only when its trip count clears the break-even
+    threshold; (2) with dynamic control, not when it would add traffic to a channel the Channel
+    Busy Monitor reports busy; (3) footnote 4: the warp runs the block up to its first memory
+    access, whose stack is the destination, and :func:`ndpsim.hw.gpu.offload.admit` then
+    refuses a stack with as many offloads pending as its SM has warp slots. Compiled into the
+    timing model (``ofl.DECISIONS``)."""
+    d = off.inst_dest[i]
+    c = off.inst_candidate[i]
+    st = off.stats[d]
+    if off.inst_trips[i] < off.cand_threshold[c]:  # step 1: the condition
+        st[ofl.K_DECLINED_CONDITION] += 1
+        return ofl.DECLINE
+    if off.params[ofl.O_CONTROL] != 0:  # step 2: the Channel Busy Monitor
+        ofl.watch_channels(off, links, now)
+        tag = off.cand_tag[c]
+        cubes = off.params[ofl.O_CUBES]
+        if (off.busy[d] and tag & ofl.SAVES_TX == 0) or (
+            off.busy[cubes + d] and tag & ofl.SAVES_RX == 0
+        ):
+            st[ofl.K_DECLINED_BUSY] += 1
+            return ofl.DECLINE
+    if off.params[ofl.O_RUN_TO_FIRST_ACCESS] != 0 and off.inst_probe[i] != pos:
+        return ofl.RUN_TO_FIRST_ACCESS
+    return ofl.OFFLOAD if ofl.admit(off, i) else ofl.DECLINE
+
+
 @OFFLOAD_SCHEMES.register("tom")
 class Tom(OffloadScheme):
-    mode = ofl.MODE_TOM
+    execution = ofl.EXECUTE_WHOLE
+    decision = ofl.DECISIONS.register(_decide, "tom")
     processor = "stack_sm"
 
     def check(self, config: Any) -> None:

@@ -448,7 +448,7 @@ def _ndp_fill(sm, work, l1, mem, off, events, pool, rid, now):
 def _lanes(work, off, i):
     """Lanes whose registers an offload packet carries: TOM's Eq. 3/4 count the whole warp;
     SNDP sends only the active threads' values (sec. 4.4)."""
-    if off.params[ofl.O_MODE] == ofl.MODE_SNDP:
+    if off.params[ofl.O_EXECUTION] == ofl.EXECUTE_PARTITIONED:
         return inst_lanes(work, off.inst_start[i])
     return 32
 
@@ -555,9 +555,10 @@ def _offload_done(sm, work, l1, mem, links, events, off, s, w, now):
         smmod.start_offloaded(sm, work, l1, off, events, s,
                               fifo.pop(off.queue_head, off.inst_next, d), now)  # fmt: skip
     if mem.params[M_IDEAL] == 0:
-        # TOM lists the written lines for the GPU to invalidate; SNDP's vaults already sent
-        # an invalidation per write
-        written = 0 if off.params[ofl.O_MODE] == ofl.MODE_SNDP else _written_lines(work, off, i)
+        # a whole block's acknowledgement lists the lines it wrote for the GPU to invalidate
+        # (TOM); with partitioned execution the vaults already sent one per write (SNDP)
+        partitioned = off.params[ofl.O_EXECUTION] == ofl.EXECUTE_PARTITIONED
+        written = 0 if partitioned else _written_lines(work, off, i)
         size = ofl.ack_bytes(off, off.inst_candidate[i], _lanes(work, off, i), written)
         now = linkmod.send(links, off.rx_link[d], now, size, linkmod.OFFLOAD)
     ev.push(events, now, EV_OFFLOAD_ACK, i, 0)

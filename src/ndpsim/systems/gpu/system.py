@@ -198,6 +198,10 @@ class GpuSystem:
         self.capacity_bytes = cubes * dram.organization.capacity_bytes
         self.network = build_network(cubes, host=True, topology=c.links.cube_topology)
         self.address_mapping = ADDRESS_MAPPINGS.get(c.memory.mapping)()
+        # every scheme's compiled decision is registered before the timing model is compiled
+        # (or loaded), whether this system offloads or not: one compilation serves them all
+        OFFLOAD_SCHEMES.load()
+        ofl.DECISIONS.freeze()
         self.scheme = OFFLOAD_SCHEMES.get(c.ndp.offload)() if c.ndp else None
         self.mapping = self._mapping()
         # SMs 0 .. gpu_sms-1 are the GPU's; with near-data processing one SM per stack follows
@@ -559,7 +563,8 @@ class GpuSystem:
         ndp = c.ndp
         candidates, instances, dest, registers = plan.launches[index]
         p = np.zeros(ofl.OFFLOAD_PARAMS, dtype=np.int64)
-        p[ofl.O_MODE] = self.scheme.mode
+        p[ofl.O_EXECUTION] = self.scheme.execution
+        p[ofl.O_POLICY] = self.scheme.decision
         p[ofl.O_CONTROL] = int(ndp.control and not ndp.ideal)
         p[ofl.O_WARP_LIMIT] = int(ndp.warp_limit)
         self.scheme.configure(p, ndp)

@@ -1,0 +1,69 @@
+"""Compiled functions registered in a table and chosen by code inside compiled code."""
+
+from __future__ import annotations
+
+import pytest
+from numba import njit
+
+from ndpsim import numba_cache
+from ndpsim.engine.dispatch import CompiledTable
+from ndpsim.errors import ConfigError
+
+
+def _none(x, y):
+    return -1
+
+
+def _twice(x, y):
+    return 2 * x + y
+
+
+def _shifted(x, y):
+    return x + 100 + y
+
+
+def test_compiled_code_calls_the_function_of_its_code_and_the_default_for_others(tmp_path):
+    table = CompiledTable("test decision", _none, str(tmp_path / "owner.py"))
+    twice, shifted = table.register(_twice, "twice"), table.register(_shifted, "shifted")
+    call = table.call
+
+    @njit
+    def total(code, n):
+        s = 0
+        for i in range(n):
+            s += call(code, i, 1)
+        return s
+
+    assert total(twice, 4) == 2 * 6 + 4
+    assert total(shifted, 4) == 6 + 400 + 4
+    assert total(7, 4) == -4  # a code nothing registered
+    assert table.frozen  # compiled: a later registration could not be reached
+
+
+def test_a_registration_after_the_table_froze_or_a_name_taken_twice_is_refused(tmp_path):
+    table = CompiledTable("test decision", _none, str(tmp_path / "owner.py"))
+    table.register(_twice, "twice")
+    with pytest.raises(ConfigError, match="'twice' is registered twice"):
+        table.register(_shifted, "twice")
+    table.freeze()
+    with pytest.raises(ConfigError, match="registered after the simulator was compiled"):
+        table.register(_shifted, "shifted")
+
+
+def test_the_digest_joins_the_stamp_of_code_that_imports_the_table(tmp_path, monkeypatch):
+    root = tmp_path / "pkg"
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    (root / "owner.py").write_text("X = 1\n")
+    (root / "user.py").write_text("from pkg import owner\n")
+    (root / "other.py").write_text("Y = 2\n")
+    monkeypatch.setattr(numba_cache, "_EXTRA_STAMPS", [])
+    table = CompiledTable("test decision", _none, str(root / "owner.py"))
+    before = numba_cache._source_stamp(root / "user.py", "pkg", root, "own")
+    table.register(_twice, "twice")
+    after = numba_cache._source_stamp(root / "user.py", "pkg", root, "own")
+    assert before != after and after[-1] == table.digest()
+    assert numba_cache._source_stamp(root / "other.py", "pkg", root, "own") == (
+        "import-closure",
+        "own",
+    )
