@@ -23,7 +23,7 @@ def _shifted(x, y):
 
 
 def test_compiled_code_calls_the_function_of_its_code_and_the_default_for_others(tmp_path):
-    table = CompiledTable("test decision", _none, str(tmp_path / "owner.py"))
+    table = CompiledTable("test decision", _none, str(tmp_path / "owner.py"), ())
     twice, shifted = table.register(_twice, "twice"), table.register(_shifted, "shifted")
     call = table.call
 
@@ -41,7 +41,7 @@ def test_compiled_code_calls_the_function_of_its_code_and_the_default_for_others
 
 
 def test_a_registration_after_the_table_froze_or_a_name_taken_twice_is_refused(tmp_path):
-    table = CompiledTable("test decision", _none, str(tmp_path / "owner.py"))
+    table = CompiledTable("test decision", _none, str(tmp_path / "owner.py"), ())
     table.register(_twice, "twice")
     with pytest.raises(ConfigError, match="'twice' is registered twice"):
         table.register(_shifted, "twice")
@@ -50,19 +50,26 @@ def test_a_registration_after_the_table_froze_or_a_name_taken_twice_is_refused(t
         table.register(_shifted, "shifted")
 
 
-def test_the_digest_joins_the_stamp_of_code_that_imports_the_table(tmp_path, monkeypatch):
+def test_the_digest_is_the_providers_source_and_joins_the_stamp_of_importing_code(
+    tmp_path, monkeypatch
+):
     root = tmp_path / "pkg"
-    root.mkdir()
+    (root / "policies").mkdir(parents=True)
     (root / "__init__.py").write_text("")
     (root / "owner.py").write_text("X = 1\n")
     (root / "user.py").write_text("from pkg import owner\n")
     (root / "other.py").write_text("Y = 2\n")
+    (root / "policies" / "__init__.py").write_text("")
+    (root / "policies" / "one.py").write_text("Z = 3\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(numba_cache, "_EXTRA_STAMPS", [])
-    table = CompiledTable("test decision", _none, str(root / "owner.py"))
+    table = CompiledTable("test decision", _none, str(root / "owner.py"), ("pkg.policies",))
     before = numba_cache._source_stamp(root / "user.py", "pkg", root, "own")
-    table.register(_twice, "twice")
-    after = numba_cache._source_stamp(root / "user.py", "pkg", root, "own")
-    assert before != after and after[-1] == table.digest()
+    assert before[-1] == table.digest()
+    table.register(_twice, "twice")  # what a process registered does not move the stamp
+    assert numba_cache._source_stamp(root / "user.py", "pkg", root, "own") == before
+    (root / "policies" / "one.py").write_text("Z = 4\n")  # a provider's source does
+    assert numba_cache._source_stamp(root / "user.py", "pkg", root, "own") != before
     assert numba_cache._source_stamp(root / "other.py", "pkg", root, "own") == (
         "import-closure",
         "own",

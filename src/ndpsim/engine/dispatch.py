@@ -8,17 +8,24 @@ function registered by then. One compilation serves them all, and it is cached o
 the rest (a function passed as an argument instead would miss numba's cache in every new
 process: its type names the function's address).
 
-The table's digest (the functions and the source of their modules) joins the cache stamp of
-every compiled function whose module imports the table's, so code compiled with other functions
-registered is never loaded. Functions register when their modules are imported, before the
-first simulation; :meth:`CompiledTable.freeze` marks that point, and a registration after it is
-refused instead of being silently left out of code already compiled.
+What the chain holds must not depend on what a process happened to import first: numba reads
+a function's cache stamp when the function is decorated, and a cached chain is reused by every
+later process. So a table names the packages whose modules register its functions
+(``providers``); compiling the chain first imports all of them and every ``ndpsim.plugins``
+entry point, and the table's digest (the source of every provider module and plug-in, read
+from the files) joins the cache stamp of every compiled function whose module imports the
+table's. A function's code is a hash of its name, the same in every process. A registration
+after the chain was compiled is refused (:meth:`CompiledTable.freeze` marks that point)
+instead of being silently left out of code already compiled.
 """
 
 from __future__ import annotations
 
 import hashlib
-import inspect
+import importlib
+import importlib.metadata
+import importlib.util
+import pkgutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,16 +34,19 @@ from numba.extending import overload
 
 from ndpsim import numba_cache
 from ndpsim.errors import ConfigError
+from ndpsim.registry import PLUGIN_GROUP, load_plugins
 
 
 class CompiledTable:
     """Functions of one signature, each called by its code; ``default`` answers any other
-    code (a code whose function registered after the table was compiled cannot reach it)."""
+    code. ``providers`` are the packages whose modules register the functions."""
 
-    def __init__(self, what: str, default: Callable, module_file: str):
+    def __init__(self, what: str, default: Callable, module_file: str,
+                 providers: tuple[str, ...]):  # fmt: skip
         self.what = what
-        self.functions: list[Callable] = []
-        self.names: list[str] = []
+        self.providers = providers
+        self.functions: dict[int, Callable] = {}  # by code
+        self.names: dict[str, int] = {}
         self.frozen = False
         fallback = njit(default)
         table = self
@@ -47,8 +57,9 @@ class CompiledTable:
 
         @overload(call)
         def _call(code, *args):
+            table.load()
             table.frozen = True  # compiled: what registers later is not in the chain
-            chain = _chain(tuple(table.functions), 0, fallback)
+            chain = _chain(tuple(sorted(table.functions.items())), 0, fallback)
 
             def dispatch(code, *args):
                 return chain(code, *args)
@@ -65,37 +76,54 @@ class CompiledTable:
                 f"{self.what} {name!r} registered after the simulator was compiled; import its "
                 "module before the first simulation"
             )
-        if name in self.names:
-            raise ConfigError(f"{self.what} {name!r} is registered twice")
-        self.functions.append(njit(function))
-        self.names.append(name)
-        return len(self.functions) - 1
+        code = int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "little") >> 1
+        if name in self.names or code in self.functions:
+            raise ConfigError(f"{self.what} {name!r} is registered twice (or its code clashes)")
+        self.functions[code] = njit(function)
+        self.names[name] = code
+        return code
+
+    def load(self) -> None:
+        """Import every module of the providers and every plug-in: all that may register."""
+        load_plugins()
+        for package in self.providers:
+            for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
+                importlib.import_module(f"{package}.{info.name}")
 
     def freeze(self) -> None:
         """No more registrations: the compiled loop is about to be built (or loaded)."""
         self.frozen = True
 
     def digest(self) -> str:
-        """The registered functions, in order, and the source of their modules."""
+        """The source of every module that may register a function, read from the files."""
+        files: list[Path] = []
+        for package in self.providers:
+            spec = importlib.util.find_spec(package)
+            for folder in spec.submodule_search_locations or ():
+                files.extend(sorted(Path(folder).glob("*.py")))
+        for entry in importlib.metadata.entry_points(group=PLUGIN_GROUP):
+            spec = importlib.util.find_spec(entry.module)
+            if spec is not None and spec.origin:
+                files.append(Path(spec.origin))
         digest = hashlib.sha256()
-        for name, function in zip(self.names, self.functions, strict=True):
-            source = Path(inspect.getfile(function.py_func)).read_bytes()
-            digest.update(name.encode() + b"\0" + hashlib.sha256(source).digest())
+        for file in files:
+            digest.update(file.name.encode() + b"\0" + hashlib.sha256(file.read_bytes()).digest())
         return digest.hexdigest()
 
 
 def _chain(functions: tuple, k: int, fallback):
-    """``if code == k: functions[k](*args)``, then the next, then ``fallback(*args)``."""
+    """For ``(code, function)`` pairs: ``if code == c: function(*args)``, then the next, then
+    ``fallback(*args)``."""
     if k == len(functions):
 
         def otherwise(code, *args):
             return fallback(*args)
 
         return njit(otherwise)
-    function, rest = functions[k], _chain(functions, k + 1, fallback)
+    (known, function), rest = functions[k], _chain(functions, k + 1, fallback)
 
     def step(code, *args):
-        if code == k:
+        if code == known:
             return function(*args)
         return rest(code, *args)
 

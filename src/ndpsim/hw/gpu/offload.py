@@ -261,7 +261,7 @@ def _never(off, links, i, pos, now):
 #: Each offload scheme's decision for an instance a warp reaches, registered by the scheme's
 #: module (:mod:`ndpsim.policy.offload`): ``decision(off, links, i, pos, now)`` returns
 #: ``OFFLOAD``, ``DECLINE`` or ``RUN_TO_FIRST_ACCESS`` and counts why in ``off.stats``.
-DECISIONS = CompiledTable("offload decision", _never, __file__)
+DECISIONS = CompiledTable("offload decision", _never, __file__, ("ndpsim.policy.offload",))
 _decide_by_scheme = DECISIONS.call
 
 
