@@ -346,7 +346,12 @@ Validator = Callable[[dict, str, list[str]], M]
 
 
 def load_layered(
-    check: Validator[M], kind: str, name: str, overrides: dict | None, what: str
+    check: Validator[M],
+    kind: str,
+    name: str,
+    overrides: dict | None,
+    what: str,
+    check_overrides: Callable[[dict, dict], None] | None = None,
 ) -> tuple[M, list[str]]:
     """A preset of ``kind`` (with its bases) validated by ``check``, then with ``overrides``
     laid over it, and the files it was read from. Overrides are validated after the file and
@@ -361,6 +366,8 @@ def load_layered(
             raise
         raise ConfigError(f"{error} (values inherited from {', '.join(files[1:])})") from None
     if overrides:
+        if check_overrides is not None:  # what the overrides may change, given the preset
+            check_overrides(data, overrides)
         loaded = check(merge(data, overrides), f"overrides of {what} {name!r}", [])
     return loaded, files
 

@@ -15,8 +15,9 @@ later process. So a table names the packages whose modules register its function
 entry point, and the table's digest (the source of every provider module and plug-in, read
 from the files) joins the cache stamp of every compiled function whose module imports the
 table's. A function's code is a hash of its name, the same in every process. A registration
-after the chain was compiled is refused (:meth:`CompiledTable.freeze` marks that point)
-instead of being silently left out of code already compiled.
+after the chain was compiled is refused instead of being silently left out of code already
+compiled, and so is one from a module outside the providers and plug-ins, whose source the
+stamp does not cover.
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
+import inspect
 import pkgutil
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 
 from numba import njit
@@ -39,7 +42,8 @@ from ndpsim.registry import PLUGIN_GROUP, load_plugins
 
 class CompiledTable:
     """Functions of one signature, each called by its code; ``default`` answers any other
-    code. ``providers`` are the packages whose modules register the functions."""
+    code. ``providers`` are the packages whose modules register the functions (plug-ins may
+    too)."""
 
     def __init__(self, what: str, default: Callable, module_file: str,
                  providers: tuple[str, ...]):  # fmt: skip
@@ -48,18 +52,19 @@ class CompiledTable:
         self.functions: dict[int, Callable] = {}  # by code
         self.names: dict[str, int] = {}
         self.frozen = False
-        fallback = njit(default)
+        self.default = njit(default)
         table = self
 
         def call(code, *args):
-            """``table.functions[code](*args)``, in compiled code."""
-            raise NotImplementedError("called from compiled code only")
+            """``functions[code](*args)`` (``default`` for another code); compiled code gets
+            the chain of :func:`_chain` instead."""
+            return table.functions.get(code, table.default)(*args)
 
         @overload(call)
         def _call(code, *args):
             table.load()
             table.frozen = True  # compiled: what registers later is not in the chain
-            chain = _chain(tuple(sorted(table.functions.items())), 0, fallback)
+            chain = _chain(tuple(sorted(table.functions.items())), 0, table.default)
 
             def dispatch(code, *args):
                 return chain(code, *args)
@@ -70,11 +75,20 @@ class CompiledTable:
         numba_cache.add_stamp(Path(module_file).resolve(), self.digest)
 
     def register(self, function: Callable, name: str) -> int:
-        """Add ``function`` (plain Python, compiled here) and return its code."""
+        """Add ``function`` (plain Python, compiled here) and return its code. Only a module
+        the digest covers may register: a function from anywhere else could be missing from a
+        chain loaded from the cache, and its code would silently reach ``default``."""
         if self.frozen:
             raise ConfigError(
                 f"{self.what} {name!r} registered after the simulator was compiled; import its "
                 "module before the first simulation"
+            )
+        source = Path(inspect.getfile(function)).resolve()
+        if source not in self._sources():
+            raise ConfigError(
+                f"{self.what} {name!r} is defined in {source}; it must live in a module of "
+                f"{', '.join(self.providers)} or of an {PLUGIN_GROUP!r} entry point, whose "
+                "source stamps the compiled simulator"
             )
         code = int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "little") >> 1
         if name in self.names or code in self.functions:
@@ -90,25 +104,33 @@ class CompiledTable:
             for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
                 importlib.import_module(f"{package}.{info.name}")
 
-    def freeze(self) -> None:
-        """No more registrations: the compiled loop is about to be built (or loaded)."""
-        self.frozen = True
-
-    def digest(self) -> str:
-        """The source of every module that may register a function, read from the files."""
+    def _sources(self) -> list[Path]:
+        """The files of every module that may register a function."""
         files: list[Path] = []
         for package in self.providers:
             spec = importlib.util.find_spec(package)
             for folder in spec.submodule_search_locations or ():
-                files.extend(sorted(Path(folder).glob("*.py")))
+                files.extend(sorted(Path(folder).resolve().glob("*.py")))
         for entry in importlib.metadata.entry_points(group=PLUGIN_GROUP):
             spec = importlib.util.find_spec(entry.module)
             if spec is not None and spec.origin:
-                files.append(Path(spec.origin))
+                files.append(Path(spec.origin).resolve())
+        return files
+
+    def digest(self) -> str:
+        """The source of every module that may register a function, read from the files (each
+        file hashed once per version: the stamp is read for every function decorated)."""
         digest = hashlib.sha256()
-        for file in files:
-            digest.update(file.name.encode() + b"\0" + hashlib.sha256(file.read_bytes()).digest())
+        for file in self._sources():
+            stat = file.stat()
+            digest.update(file.name.encode() + b"\0" + _file_sha(file, stat.st_mtime_ns,
+                                                                  stat.st_size))  # fmt: skip
         return digest.hexdigest()
+
+
+@cache
+def _file_sha(path: Path, mtime_ns: int, size: int) -> bytes:
+    return hashlib.sha256(path.read_bytes()).digest()
 
 
 def _chain(functions: tuple, k: int, fallback):

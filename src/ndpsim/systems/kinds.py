@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import ConfigDict, create_model
@@ -75,7 +76,6 @@ class SystemKind:
     # the DRAM preset a config names exists): raises ConfigError without naming the file
     dependencies: Callable[[Any], dict[str, Any]] = lambda config: {}  # the other presets
     # the config names, loaded and JSON-ready: part of what a run's result depends on
-    description: str = ""
 
 
 #: The kinds by name. A shipped kind is a folder under ``systems/`` whose ``__init__`` calls
@@ -127,17 +127,15 @@ def system_preset_names() -> list[str]:
 
 
 def _load(name: str, overrides: dict | None) -> tuple[Any, list[str]]:
-    if overrides:
-        _refuse_new_sections(name, overrides)
-    return load_layered(_validate, "systems", name, overrides, "preset")
+    refuse = partial(_refuse_new_sections, name)
+    return load_layered(_validate, "systems", name, overrides, "preset", refuse)
 
 
-def _refuse_new_sections(name: str, overrides: dict) -> None:
+def _refuse_new_sections(name: str, data: dict, overrides: dict) -> None:
     """Overrides change a system's settings, never what it is: an override of a section the
     preset does not have (``ndp.ratio`` on a GPU without near-data processing) would add the
     section with defaults for everything else, and silently build another system. Refused,
     naming the presets that have the section."""
-    data, _ = preset_tree("systems", name)
     kind = SYSTEM_KINDS.get(data["kind"]) if data.get("kind") in SYSTEM_KINDS else None
     sections = kind.config.model_fields if kind else {}
     for section, value in overrides.items():

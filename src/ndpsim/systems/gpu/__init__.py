@@ -8,7 +8,6 @@ from ndpsim.systems.kinds import SystemKind, register_system_kind
 register_system_kind(SystemKind(
     name="gpu", config=GpuSystemConfig, build=GpuSystem, check=check_files,
     dependencies=dependencies,
-    description="a GPU attached to memory cubes, optionally with a processor in each cube",
 ))  # fmt: skip
 
 __all__ = ["GpuRunResult", "GpuSystem", "GpuSystemConfig"]

@@ -198,10 +198,6 @@ class GpuSystem:
         self.capacity_bytes = cubes * dram.organization.capacity_bytes
         self.network = build_network(cubes, host=True, topology=c.links.cube_topology)
         self.address_mapping = ADDRESS_MAPPINGS.get(c.memory.mapping)()
-        # every scheme's compiled decision is registered before the timing model is compiled
-        # (or loaded), whether this system offloads or not: one compilation serves them all
-        OFFLOAD_SCHEMES.load()
-        ofl.DECISIONS.freeze()
         self.scheme = OFFLOAD_SCHEMES.get(c.ndp.offload)() if c.ndp else None
         self.mapping = self._mapping()
         # SMs 0 .. gpu_sms-1 are the GPU's; with near-data processing one SM per stack follows
