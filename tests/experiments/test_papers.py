@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from ndpsim.cli.main import app
 from ndpsim.errors import ConfigError
-from ndpsim.experiments.paper import get_paper, papers, register
+from ndpsim.experiments.paper import Figure, LineFigure, get_paper, papers, register
 from ndpsim.experiments.runner import run_experiment
 from ndpsim.reports import reproduction
 from ndpsim.systems import load_system_config
@@ -134,6 +134,13 @@ def test_a_paper_s_document_survives_json_and_reports_come_out_of_it(ran, tmp_pa
     reproduction.tables(paper, doc, tmp_path)
     for figure in paper.figures:
         assert (tmp_path / f"{figure.stem}.png").stat().st_size > 0
+
+
+def test_a_figure_without_a_y_label_is_refused_naming_it():
+    with pytest.raises(ConfigError, match="figure 'fig1': y_label must name the quantity"):
+        Figure("fig1", "Figure 1", "speedup", ("baseline",), "  ")
+    with pytest.raises(ConfigError, match="figure 'lines': y_label"):
+        LineFigure("lines", "Figure 5", "accesses", "", {})
 
 
 def test_a_paper_cannot_be_registered_twice_under_one_name():

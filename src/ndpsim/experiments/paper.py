@@ -72,11 +72,19 @@ class Switch:
             raise ConfigError(f"{self.option} must be positive, got {value!r}")
 
 
+def _check_y_label(stem: str, y_label: str) -> None:
+    """Refuse a figure whose y axis would go unlabelled."""
+    if not y_label.strip():
+        raise ConfigError(f"figure {stem!r}: y_label must name the quantity and its unit, got "
+                          f"{y_label!r}")  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Figure:
     """One of the paper's figures as bars per workload and on average: ``metric`` of each of
     ``variants`` (those that ran), stacked by ``parts`` when given (they add up to
-    ``metric``), written as ``{stem}.csv`` and ``{stem}.png``."""
+    ``metric``), written as ``{stem}.csv``, ``{stem}.pdf`` and ``{stem}.png``. ``y_label``
+    names the quantity and its unit."""
 
     stem: str
     title: str
@@ -84,6 +92,9 @@ class Figure:
     variants: tuple[str, ...]
     y_label: str
     parts: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _check_y_label(self.stem, self.y_label)
 
 
 @dataclass(frozen=True)
@@ -110,6 +121,9 @@ class LineFigure:
     y_label: str
     lines: Mapping[str, tuple[Sequence[float], Sequence[float]]]
     paper_bound: tuple[float, str] | None = None
+
+    def __post_init__(self) -> None:
+        _check_y_label(self.stem, self.y_label)
 
 
 @dataclass(frozen=True)

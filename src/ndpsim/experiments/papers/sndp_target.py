@@ -198,7 +198,8 @@ def figures(study: dict[str, Any]) -> list[LineFigure]:
                                 [p["ratio"] for p in s["points"]])
              for name, s in study["studies"].items()}  # fmt: skip
     return [LineFigure("fig5_target_nsu", "Figure 5: target NSU policy, memory-network traffic",
-                       "memory accesses per offload block", "traffic / optimal target's", lines,
+                       "memory accesses per offload block",
+                       "traffic over the optimal target's (ratio)", lines,
                        (study["paper_max_ratio"], "paper: at most"))]  # fmt: skip
 
 

@@ -244,9 +244,10 @@ FIGURES = (
            VARIANT_NAMES[:5], f"energy ({NORMALIZED})",
            ("energy_sm", "energy_links", "energy_dram")),
     Figure("offloaded_instructions", "Fraction of instructions offloaded",
-           "offloaded_instruction_fraction", VARIANT_NAMES[1:], "fraction of instructions"),
+           "offloaded_instruction_fraction", VARIANT_NAMES[1:],
+           "instructions offloaded (fraction)"),
     Figure("colocation", "Co-location probability (instances within one stack)", "colocation",
-           VARIANT_NAMES[1:5], "probability"),
+           VARIANT_NAMES[1:5], "co-location probability (fraction)"),
 )
 # fmt: on
 
