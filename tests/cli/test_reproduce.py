@@ -1,4 +1,5 @@
-"""``ndpsim reproduce tom``: every variant on every workload, tables, JSON, CSV and PNG files."""
+"""``ndpsim reproduce tom``: every variant on every workload, tables, JSON, CSV, PDF and PNG
+files."""
 
 from __future__ import annotations
 
@@ -49,6 +50,7 @@ def test_reproduce_tom_writes_every_variant_and_the_averages(tmp_path):
     assert "Candidate blocks" in result.output and "sec. 5.3" in result.output
     for stem in ("fig8_speedup", "fig9_traffic", "fig10_energy", "fig2_ideal_speedup"):
         assert (out / f"{stem}.csv").exists() and (out / f"{stem}.png").stat().st_size > 0
+        assert (out / f"{stem}.pdf").stat().st_size > 0
 
 
 def test_a_partial_reproduction_writes_its_own_directory(tmp_path, monkeypatch):
@@ -111,7 +113,7 @@ def test_reproduce_tom_runs_only_the_variants_asked_for(tmp_path):
     out = tmp_path / "tom"
     out.mkdir()
     # what an earlier run with the ideal system left: its figure goes, the user's file stays
-    stale = [out / "fig2_ideal_speedup.csv", out / "fig2_ideal_speedup.png"]
+    stale = [out / f"fig2_ideal_speedup.{suffix}" for suffix in ("csv", "pdf", "png")]
     for path in [*stale, out / "notes.txt"]:
         path.write_text("earlier")
     result, doc = _vadd_on_ctrl_tmap(tmp_path)

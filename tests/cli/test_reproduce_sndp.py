@@ -1,5 +1,5 @@
-"""``ndpsim reproduce sndp``: the systems on the workloads, tables, JSON, CSV and PNG files, and
-the Figure 5 study on its own."""
+"""``ndpsim reproduce sndp``: the systems on the workloads, tables, JSON, CSV, PDF and PNG
+files, and the Figure 5 study on its own."""
 
 from __future__ import annotations
 
@@ -43,6 +43,7 @@ def test_reproduce_sndp_runs_the_naive_system_against_the_baseline(tmp_path):
     assert doc["paper"]["average"] == {}
     for stem in ("fig7_speedup", "fig8_no_issue", "fig10_energy", "fig5_target_nsu"):
         assert (out / f"{stem}.csv").exists() and (out / f"{stem}.png").stat().st_size > 0
+        assert (out / f"{stem}.pdf").stat().st_size > 0
 
 
 def test_reproduce_sndp_runs_the_two_baselines(tmp_path):
@@ -64,7 +65,8 @@ def test_reproduce_sndp_figure5_alone_simulates_nothing(tmp_path):
     assert study["seed"] == 2 and study["paper_max_ratio"] == 1.15
     for s in study["studies"].values():
         assert all(p["optimal_bytes"] <= p["first_bytes"] for p in s["points"])
-    assert (out / "fig5_target_nsu.csv").exists() and (out / "fig5_target_nsu.png").exists()
+    for suffix in ("csv", "pdf", "png"):
+        assert (out / f"fig5_target_nsu.{suffix}").exists()
 
 
 @needs_ndp_preset
@@ -83,6 +85,7 @@ def test_reproduce_sndp_compares_the_averages_of_several_seeds(tmp_path):
     assert set(naive["workloads"]) == {"vadd"}
     for stem in ("seeds_speedup", "seeds_energy"):
         assert (out / f"{stem}.csv").exists() and (out / f"{stem}.png").stat().st_size > 0
+        assert (out / f"{stem}.pdf").stat().st_size > 0
     # one of the paper's ten workloads: no paper column beside averages over it
     speedup = {r["system"]: r for r in csv.DictReader((out / "seeds_speedup.csv").open())}
     assert "paper" not in speedup["naive"]

@@ -133,7 +133,8 @@ def test_a_paper_s_document_survives_json_and_reports_come_out_of_it(ran, tmp_pa
     assert reproduction.figures(paper, doc, tmp_path)
     reproduction.tables(paper, doc, tmp_path)
     for figure in paper.figures:
-        assert (tmp_path / f"{figure.stem}.png").stat().st_size > 0
+        for suffix in ("pdf", "png"):
+            assert (tmp_path / f"{figure.stem}.{suffix}").stat().st_size > 0
 
 
 def test_a_figure_without_a_y_label_is_refused_naming_it():

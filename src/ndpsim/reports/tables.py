@@ -83,7 +83,7 @@ def remove_figures(out: Path, stems: Sequence[str]) -> None:
     so that a run over fewer variants or workloads does not leave another run's figures
     beside its own."""
     for stem in stems:
-        for pattern in (f"{stem}.csv", f"{stem}.png", f"{stem}_*.csv"):
+        for pattern in (f"{stem}.csv", f"{stem}.pdf", f"{stem}.png", f"{stem}_*.csv"):
             for path in out.glob(pattern):
                 path.unlink()
 
