@@ -10,6 +10,7 @@ which PTX's virtual registers overstate.
 
     python scripts/regenerate_ptx.py            # every kernel
     python scripts/regenerate_ptx.py vadd bfs   # some of them
+    python scripts/regenerate_ptx.py docs/examples/saxpy.cu   # a .cu file anywhere
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def main(names: list[str]) -> int:
         return 1
     sources = sorted(KERNELS.glob("*.cu"))
     if names:
-        sources = [KERNELS / f"{n}.cu" for n in names]
+        sources = [Path(n) if n.endswith(".cu") else KERNELS / f"{n}.cu" for n in names]
     for cu in sources:
         regenerate(cu)
     return 0

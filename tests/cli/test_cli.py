@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from ndpsim.cli.main import app
 from ndpsim.systems.gpu.summary import offload_rows
-from ndpsim.trace.trace import load_traces
+from ndpsim.trace.saved import read_saved_trace
 from ndpsim.workloads import run_workload
 from ndpsim.workloads.base import KERNEL_DIR
 
@@ -62,7 +62,7 @@ def test_workloads_run_checks_saves_traces_and_writes_json(tmp_path):
     rows = json.loads(out.read_text())["workloads"]
     assert [r["workload"] for r in rows] == ["vadd", "bfs"]
     assert all(r["check"] == "ok" for r in rows)
-    traces = load_traces(tmp_path / "traces" / "bfs-tiny.npz")
+    traces = read_saved_trace(tmp_path / "traces" / "bfs-tiny").load_traces()
     assert sum(t.num_warp_instructions for t in traces) == rows[1]["warp_instructions"]
     assert rows[0]["touched_bytes"] == run_workload("vadd", "tiny").touched_bytes(128)
 
@@ -234,7 +234,7 @@ def test_a_system_the_model_cannot_build_is_refused_before_interpreting(
     def interpret(*args, **kwargs):
         raise AssertionError("the workload was interpreted before the system was checked")
 
-    monkeypatch.setattr("ndpsim.cli.run.run_workload", interpret)
+    monkeypatch.setattr("ndpsim.cli.inputs.execute_workload", interpret)
     args = ["run", "--system", "tom-ndp", "--workload", "vadd", "--size", "tiny", "--set", setting]
     result = runner.invoke(app, args, env={"COLUMNS": "200"})
     assert result.exit_code == 2 and complaint in result.output, result.output
@@ -350,7 +350,7 @@ def test_a_bad_set_value_is_refused_before_interpreting(monkeypatch, setting, co
     def interpret(*args, **kwargs):
         raise AssertionError("the workload was interpreted before the config was checked")
 
-    monkeypatch.setattr("ndpsim.cli.run.run_workload", interpret)
+    monkeypatch.setattr("ndpsim.cli.inputs.execute_workload", interpret)
     args = ["run", "--system", "tom-ndp", "--workload", "vadd", "--size", "tiny", "--set", setting]
     line = _one_line_error(runner.invoke(app, args, env={"COLUMNS": "80"}))
     assert complaint in line
@@ -360,7 +360,7 @@ def test_a_system_too_big_for_memory_is_refused_before_interpreting(monkeypatch)
     def interpret(*args, **kwargs):
         raise AssertionError("the workload was interpreted before the memory was checked")
 
-    monkeypatch.setattr("ndpsim.cli.run.run_workload", interpret)
+    monkeypatch.setattr("ndpsim.cli.inputs.execute_workload", interpret)
     monkeypatch.setattr("ndpsim.hostmemory.available_bytes", lambda: 1 << 30)
     args = ["run", "--system", "gpu-baseline", "--workload", "vadd", "--size", "tiny",
             "--set", "sm.count=4096", "--set", "l1.size_bytes=1073741824"]  # fmt: skip
@@ -371,7 +371,7 @@ def test_a_system_too_big_for_memory_is_refused_before_interpreting(monkeypatch)
 
 def test_a_dram_too_big_for_memory_is_refused_before_reading_the_trace(tmp_path, monkeypatch):
     monkeypatch.setattr("ndpsim.hostmemory.available_bytes", lambda: 1 << 30)
-    monkeypatch.setattr("ndpsim.cli.dram.read_ldst", lambda path: pytest.fail("trace read"))
+    monkeypatch.setattr("ndpsim.cli.dram.read_requests", lambda *args: pytest.fail("trace read"))
     args = ["dram-trace", str(tmp_path / "never-read.trace"), "--set", "organization.banks=256",
             "--set", "organization.subarrays=1024"]  # fmt: skip
     line = _one_line_error(runner.invoke(app, args, env={"COLUMNS": "80"}))

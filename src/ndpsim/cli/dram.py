@@ -14,13 +14,15 @@ from ndpsim.config import parse_overrides
 from ndpsim.hw.dram.footprint import check_fits_in_memory
 from ndpsim.hw.dram.spec import dram_preset_names, load_dram_preset
 from ndpsim.systems.dram_trace import run_dram_trace
-from ndpsim.traceio.ramulator import read_ldst
+from ndpsim.trace.dram_requests import read_requests
 
 
 @app.command("dram-trace")
 @reports_errors
 def dram_trace(
-    trace: Path = typer.Argument(..., help="Ramulator LD/ST text trace, or .npz (addr, is_write)."),
+    trace: Path = typer.Argument(
+        ..., help="Ramulator LD/ST text trace, .npz (addr, is_write), or saved-trace directory."
+    ),
     preset: str = typer.Option(
         "hbm2", "--preset", "-p", help=f"DRAM preset: {', '.join(dram_preset_names())}."
     ),
@@ -37,7 +39,7 @@ def dram_trace(
     check_fits_in_memory(config)
     if json_path is not None:
         output_file(json_path, "--json")
-    addresses, writes = read_ldst(trace)
+    addresses, writes = read_requests(trace, config.organization.access_bytes)
     result = run_dram_trace(config, addresses, writes, inject_per_cycle=inject_per_cycle)
     s = result.stats
     figures = {

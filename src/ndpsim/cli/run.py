@@ -1,4 +1,5 @@
-"""``ndpsim run``: one workload on one system, summarized, with every counter written as JSON."""
+"""``ndpsim run``: one workload, own kernel or saved trace on one system, summarized, with every
+counter written as JSON."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from ndpsim.cli.inputs import choose_input
 from ndpsim.cli.limits import (
     MAX_DEVICE_GB,
     MAX_INSTRUCTIONS,
@@ -23,7 +25,7 @@ from ndpsim.cli.paths import output_file
 from ndpsim.cli.progress import stage
 from ndpsim.compilation import COMPILING_NOTICE, watching_compilation
 from ndpsim.config import parse_overrides
-from ndpsim.provenance import code_provenance, digest, now_utc
+from ndpsim.provenance import code_provenance, now_utc
 from ndpsim.systems import (
     RunResult,
     build_system,
@@ -32,17 +34,41 @@ from ndpsim.systems import (
     system_preset_names,
     system_settings,
 )
-from ndpsim.workloads import SIZES, get_workload, kernel_module, run_workload
+from ndpsim.workloads import SIZES
 
 
 @app.command()
 @reports_errors
 def run(
     system: str = typer.Option(..., "--system", help="System preset (see `ndpsim systems`)."),
-    workload: str = typer.Option(..., "--workload", "-w", help="Workload of the suite."),
-    size: str = typer.Option("small", "--size", "-s", help=f"One of {', '.join(SIZES)}."),
+    workload: str = typer.Option(
+        None, "--workload", "-w", help="Workload of the suite, or a .py file defining one."
+    ),
+    ptx: Path = typer.Option(
+        None, "--ptx", help="PTX file of a kernel of your own (with --grid, --block, --arg)."
+    ),
+    kernel: str = typer.Option(None, "--kernel", help="Kernel of --ptx (default: its only one)."),
+    grid: str = typer.Option(None, "--grid", help="CTAs of the --ptx launch: X[,Y,Z]."),
+    block: str = typer.Option(
+        None, "--block", help="Threads per CTA of the --ptx launch: X[,Y,Z]."
+    ),
+    kernel_args: list[str] = typer.Option(
+        [],
+        "--arg",
+        help="One per --ptx kernel parameter, in order: buf:TYPE:COUNT[:INIT] or "
+        "TYPE:VALUE, e.g. 'buf:f32:4096:uniform(0,1)', i32:4096 (docs/workloads.md).",
+    ),
+    trace: Path = typer.Option(
+        None, "--trace", help="Saved-trace directory to replay (docs/traces.md)."
+    ),
+    size: str = typer.Option(
+        None, "--size", "-s", help=f"Size of --workload: one of {', '.join(SIZES)} (default small)."
+    ),
     seed: int = typer.Option(
-        0, "--seed", min=0, help="Seed of the inputs and of random placements."
+        None,
+        "--seed",
+        min=0,
+        help="Seed of the inputs and of random placements (default 0; a --trace's own seed).",
     ),
     overrides: list[str] = typer.Option(
         [], "--set", help="Override a config key, e.g. --set sm.count=64 (repeatable)."
@@ -51,38 +77,36 @@ def run(
         None,
         "--json",
         help="Where to write every counter (default: results/run-SYSTEM-"
-        "WORKLOAD-SIZE-sSEED-HASH.json, HASH a digest of the resolved configuration).",
+        "WORKLOAD-SIZE-sSEED-HASH.json, HASH a digest of the resolved configuration and of any "
+        "input other than a suite workload).",
     ),
     max_instructions: int = MAX_INSTRUCTIONS,
     max_launches: int = MAX_LAUNCHES,
     max_trace_gb: float = MAX_TRACE_GB,
     max_device_gb: float = MAX_DEVICE_GB,
 ) -> None:
-    """Simulate a workload of the suite on a system preset and print a summary."""
+    """Simulate a workload (of the suite or your own), a kernel of your own or a saved trace on
+    a system preset and print a summary."""
     assignments = parse_overrides(overrides)
     config = load_system_config(system, assignments)
-    # a system the model cannot build, or an unknown workload, fails before the long parts
+    # a system the model cannot build, or a bad input, fails before the long parts
     hardware = build_system(config)
-    get_workload(workload)
+    source = choose_input(workload=workload, ptx=ptx, kernel=kernel, grid=grid, block=block,
+                          args=kernel_args, trace=trace, size=size, seed=seed)  # fmt: skip
     limits = limits_from(max_instructions, max_launches, max_trace_gb, max_device_gb)
     configuration = resolved_config(config)
-    default = f"run-{config.name}-{workload}-{size}-s{seed}-{digest(configuration)}.json"
-    path = output_file(json_path or Path("results") / default, "--json")
-    with _status(f"interpreting {workload} ({size})"):
-        functional = run_workload(workload, size, seed, limits=limits)
-    if not functional.check.passed:
-        console.print(f"[yellow]warning:[/] {workload} differs from its reference: "
-                      f"{escape(functional.check.detail)}")  # fmt: skip
-    with _status(f"simulating {workload} on {config.name}"):
-        result = hardware.run(
-            functional.traces, kernel_module(functional.workload.module_name),
-            functional.memory, seed=seed,
-        )  # fmt: skip
+    path = output_file(json_path or Path("results") / source.file_name(config.name, configuration),
+                       "--json")  # fmt: skip
+    with _status(source.activity):
+        functional = source.interpret(limits)
+    if functional.problem is not None:
+        console.print(f"[yellow]warning:[/] {source.name} differs from its reference: "
+                      f"{escape(functional.problem)}")  # fmt: skip
+    with _status(f"simulating {source.name} on {config.name}"):
+        result = hardware.run(functional.traces, functional.module, functional.memory,
+                              seed=source.seed)  # fmt: skip
     document = {
-        "workload": workload,
-        "size": size,
-        "seed": seed,
-        "workload_parameters": functional.workload.params,
+        **source.document(),
         "preset": system,
         "overrides": assignments,
         "configuration": configuration,
@@ -90,7 +114,7 @@ def run(
         **result.as_dict(),
     }
     path.write_text(json.dumps(document, indent=2))
-    _print_summary(config.name, workload, size, result)
+    _print_summary(config.name, source.name, source.size, result)
     console.print(f"full statistics: {escape(str(path))}")
 
 

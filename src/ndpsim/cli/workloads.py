@@ -20,9 +20,9 @@ from ndpsim.cli.main import app, console, reports_errors
 from ndpsim.cli.paths import output_directory, output_file
 from ndpsim.cli.progress import tracking
 from ndpsim.errors import WorkloadError
-from ndpsim.trace.trace import save_traces
 from ndpsim.trace.work import LINE_BYTES
 from ndpsim.workloads import SIZES, get_workload, run_workload, workload_names
+from ndpsim.workloads.replay import save_run
 
 workloads_app = typer.Typer(help="The kernel suite.", no_args_is_help=True)
 app.add_typer(workloads_app, name="workloads")
@@ -55,7 +55,7 @@ def list_workloads() -> None:
         table.add_column(column)
     for name in workload_names():
         cls = get_workload(name)
-        table.add_row(name, cls.title, ", ".join(cls.papers), cls("tiny").module_name + ".ptx")
+        table.add_row(name, cls.title, ", ".join(cls.papers), cls("tiny").ptx_file.name)
     console.print(table)
 
 
@@ -66,7 +66,10 @@ def run(
     only: str = typer.Option(None, "--only", help="Comma-separated workload names."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the input generators."),
     save_traces_dir: Path = typer.Option(
-        None, "--save-traces", help="Write each workload's traces to DIR/<name>-<size>.npz."
+        None,
+        "--save-traces",
+        help="Save each workload's run to DIR/<name>-<size>/ for `ndpsim run --trace` and "
+        "`ndpsim dram-trace` (docs/traces.md).",
     ),
     json_path: Path = typer.Option(None, "--json", help="Also write the table as JSON."),
     max_instructions: int = MAX_INSTRUCTIONS,
@@ -89,7 +92,7 @@ def run(
         for name in names:
             result = run_workload(name, size, seed, limits=limits)
             if save_traces_dir is not None:
-                save_traces(save_traces_dir / f"{name}-{size}.npz", result.traces)
+                save_run(result, save_traces_dir / f"{name}-{size}")
             rows.append(
                 {
                     "workload": name,

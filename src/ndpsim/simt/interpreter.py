@@ -402,7 +402,9 @@ class _ChunkRunner:
 _MAX_DIMS = {"grid": (2**31 - 1, 65_535, 65_535), "block": (1024, 1024, 64)}
 
 
-def _dims(value, what: str) -> tuple[int, int, int]:
+def launch_dims(value, what: str) -> tuple[int, int, int]:
+    """A grid or CTA extent (``what``: "grid" or "block") as x, y, z: 1 to 3 positive sizes
+    within CUDA's limits, the missing ones 1; else a :class:`LaunchError`."""
     if isinstance(value, int | np.integer):
         value = (int(value),)
     try:
@@ -525,8 +527,8 @@ def launch_chunks(
     if not function.is_kernel:
         raise LaunchError(f"{kernel!r} is a .func, not a kernel (.entry)")
     program = compile_program(function, module)
-    grid3 = _dims(grid, "grid")
-    block3 = _dims(block, "block")
+    grid3 = launch_dims(grid, "grid")
+    block3 = launch_dims(block, "block")
     threads_per_cta = block3[0] * block3[1] * block3[2]
     if threads_per_cta > 1024:
         raise LaunchError(f"a CTA may hold at most 1024 threads, got {threads_per_cta}")

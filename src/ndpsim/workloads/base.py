@@ -5,11 +5,14 @@ A workload class states its parameters for each size (``tiny`` for tests, ``smal
 ``paper`` for reproductions), draws its inputs from a seeded generator, and runs its launch
 sequence on a :class:`Device` (the host side of CUDA: copies and launches, including host loops
 that read results back). Registering is one decorator line; the registry is filled by importing
-the package, so adding a workload is adding one module.
+the package and the ``ndpsim.plugins`` entry points, so adding a workload is adding one module.
+A workload defined outside the package names its PTX file (``ptx``) instead of a module of
+``kernels/``.
 """
 
 from __future__ import annotations
 
+import inspect
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -23,6 +26,7 @@ import numpy as np
 from ndpsim.errors import SimulationError, WorkloadError
 from ndpsim.frontend.ir import Module
 from ndpsim.ptx import load_module
+from ndpsim.registry import load_plugins
 from ndpsim.simt.interpreter import DEFAULT_CHUNK_THREADS, launch
 from ndpsim.simt.limits import HOW_TO_RAISE, Limits, TraceMeter
 from ndpsim.simt.memory import DeviceMemory
@@ -38,6 +42,20 @@ def kernel_module(name: str) -> Module:
     path = KERNEL_DIR / f"{name}.ptx"
     if not path.exists():
         raise WorkloadError(f"no PTX for kernel module {name!r} (looked for {path})")
+    return load_module(path)
+
+
+def ptx_file_module(path: Path) -> Module:
+    """The PTX module in ``path``, parsed once per process for each version of the file."""
+    try:
+        stat = path.stat()
+    except OSError as error:
+        raise WorkloadError(f"{path}: cannot read the PTX file ({error.strerror})") from None
+    return _parsed(path.resolve(), stat.st_mtime_ns, stat.st_size)
+
+
+@cache
+def _parsed(path: Path, mtime_ns: int, size: int) -> Module:
     return load_module(path)
 
 
@@ -107,6 +125,9 @@ class Workload(ABC):
     title: ClassVar[str]  # one line for tables
     papers: ClassVar[tuple[str, ...]] = ()  # which papers' suites use it
     module: ClassVar[str] = ""  # PTX module in kernels/ (defaults to ``name``)
+    # a PTX file outside kernels/ (a workload of your own); a relative path is taken from the
+    # directory of the file defining the class
+    ptx: ClassVar[str | Path | None] = None
     sizes: ClassVar[dict[str, dict[str, Any]]]  # parameters of each size
     rtol: ClassVar[float] = 1e-5  # float tolerance of the reference check
     atol: ClassVar[float] = 1e-6
@@ -124,6 +145,20 @@ class Workload(ABC):
     @property
     def module_name(self) -> str:
         return self.module or self.name
+
+    @property
+    def ptx_file(self) -> Path:
+        """The PTX file its kernels come from."""
+        if self.ptx is None:
+            return KERNEL_DIR / f"{self.module_name}.ptx"
+        path = Path(self.ptx)
+        return path if path.is_absolute() else Path(inspect.getfile(type(self))).parent / path
+
+    def ptx_module(self) -> Module:
+        """Its kernels' PTX, parsed (once per process)."""
+        if self.ptx is None:
+            return kernel_module(self.module_name)
+        return ptx_file_module(self.ptx_file)
 
     def rng(self) -> np.random.Generator:
         """The generator of this workload's inputs: the same for the same seed."""
@@ -184,6 +219,7 @@ class WorkloadRun:
     check: CheckResult
     seconds: float
     memory: DeviceMemory = field(repr=False)
+    module: Module = field(repr=False)  # the PTX its kernels came from
 
     @property
     def threads(self) -> int:
@@ -254,14 +290,30 @@ def run_workload(
 ) -> WorkloadRun:
     """Generate inputs, interpret the launch sequence within ``limits``, check the outputs."""
     workload = get_workload(name)(size, seed)
+    return execute_workload(workload, record=record, chunk_threads=chunk_threads, limits=limits)
+
+
+def execute_workload(
+    workload: Workload,
+    *,
+    record: bool = True,
+    chunk_threads: int = DEFAULT_CHUNK_THREADS,
+    limits: Limits | None = None,
+) -> WorkloadRun:
+    """:func:`run_workload` for a workload already built: one of the suite's, one loaded from
+    a file, or an own kernel."""
     inputs = workload.inputs(workload.rng())
-    device = Device(kernel_module(workload.module_name), record=record,
-                    chunk_threads=chunk_threads, limits=limits)  # fmt: skip
+    module = workload.ptx_module()
+    device = Device(module, record=record, chunk_threads=chunk_threads, limits=limits)
     start = time.perf_counter()
     outputs = workload.run(device, inputs)
     seconds = time.perf_counter() - start
     check = workload.check(outputs, workload.reference(inputs))
-    return WorkloadRun(workload, device.traces, outputs, check, seconds, device.memory)
+    return WorkloadRun(workload, device.traces, outputs, check, seconds, device.memory, module)
+
+
+#: Modules of the package that define no workload of the suite.
+_NOT_WORKLOADS = frozenset({"base", "generators", "own_kernel", "from_file", "replay"})
 
 
 def _load_all() -> None:
@@ -270,6 +322,7 @@ def _load_all() -> None:
 
     import ndpsim.workloads as package
 
+    load_plugins()  # an installed package may register workloads too
     for info in pkgutil.iter_modules(package.__path__):
-        if info.name not in ("base", "generators"):
+        if info.name not in _NOT_WORKLOADS:
             importlib.import_module(f"ndpsim.workloads.{info.name}")

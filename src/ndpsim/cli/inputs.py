@@ -1,0 +1,142 @@
+"""What ``ndpsim run`` simulates: a workload (of the suite, or defined in a .py file), a kernel of
+your own (``--ptx``), or a saved trace (``--trace``). Each is checked before anything long runs,
+interpreted (or read) the same way, and described the same way in the results file."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ndpsim.errors import ConfigError
+from ndpsim.frontend.ir import Module
+from ndpsim.provenance import digest
+from ndpsim.simt.limits import Limits
+from ndpsim.simt.memory import DeviceMemory
+from ndpsim.trace.saved import read_saved_trace
+from ndpsim.trace.trace import Trace
+from ndpsim.workloads import Workload, execute_workload, get_workload
+from ndpsim.workloads.from_file import load_workload_file
+from ndpsim.workloads.own_kernel import CUSTOM, OwnKernel
+from ndpsim.workloads.replay import load_replay
+
+DEFAULT_SIZE = "small"
+
+
+@dataclass
+class Interpreted:
+    """What a system simulates, and how the outputs differed from the reference (None when
+    they did not, or there was none)."""
+
+    traces: list[Trace]
+    module: Module
+    memory: DeviceMemory
+    problem: str | None
+
+
+@dataclass
+class RunInput:
+    """One input of ``ndpsim run``, checked, not yet interpreted."""
+
+    name: str  # the workload's, or the own kernel's
+    size: str
+    seed: int  # the seed of the run: of its inputs and of the system's random choices
+    parameters: dict[str, Any]
+    source: dict[str, Any]  # where it came from, recorded as the results' "input"
+    activity: str  # what interpreting it is called while it runs
+    interpret: Callable[[Limits], Interpreted]
+
+    def document(self) -> dict[str, Any]:
+        """The entries of a results file that say what ran."""
+        return {"workload": self.name, "size": self.size, "seed": self.seed,
+                "workload_parameters": self.parameters, "input": self.source}  # fmt: skip
+
+    def file_name(self, system: str, configuration: dict[str, Any]) -> str:
+        """The default results file: its hash covers the configuration and, for an input other
+        than the suite's, what identifies the input (two own kernels never share a file)."""
+        identity = configuration
+        if self.source["kind"] != "suite":
+            identity = [configuration, self.source, self.parameters]
+        return f"run-{system}-{self.name}-{self.size}-s{self.seed}-{digest(identity)}.json"
+
+
+def choose_input(*, workload: str | None, ptx: Path | None, kernel: str | None,
+                 grid: str | None, block: str | None, args: list[str], trace: Path | None,
+                 size: str | None, seed: int | None) -> RunInput:  # fmt: skip
+    """The input the options name: exactly one of ``--workload``, ``--ptx`` and ``--trace``,
+    with only the options that apply to it."""
+    given = [option for option, value in (("--workload", workload), ("--ptx", ptx),
+                                          ("--trace", trace)) if value is not None]  # fmt: skip
+    if len(given) != 1:
+        raise ConfigError(
+            "give exactly one of --workload (a suite name or a .py file), --ptx and --trace; "
+            f"got {' and '.join(given) or 'none'}"
+        )
+    launch = {"--kernel": kernel, "--grid": grid, "--block": block, "--arg": args or None}
+    stray = [option for option, value in launch.items() if value is not None]
+    if ptx is None and stray:
+        raise ConfigError(f"{stray[0]} describes the launch of a --ptx kernel; without --ptx it "
+                          "does not apply")  # fmt: skip
+    if size is not None and workload is None:
+        why = "runs the launch its options describe" if ptx else "keeps the size it was saved at"
+        raise ConfigError(f"--size applies to --workload; {given[0]} {why}")
+    if workload is not None:
+        return _workload(workload, size or DEFAULT_SIZE, seed or 0)
+    if ptx is not None:
+        missing = [option for option in ("--grid", "--block") if launch[option] is None]
+        if missing:
+            raise ConfigError(f"--ptx needs {' and '.join(missing)} (X[,Y,Z])")
+        return _own_kernel(OwnKernel(ptx, kernel, grid, block, args, seed or 0))
+    return _saved(trace, seed)
+
+
+def _workload(name: str, size: str, seed: int) -> RunInput:
+    if name.endswith(".py"):
+        path = Path(name)
+        cls = load_workload_file(path)
+        source = {"kind": "file", "path": str(path.resolve()), "sha256": _sha256(path)}
+    else:
+        cls = get_workload(name)
+        source = {"kind": "suite"}
+    workload = cls(size, seed)
+    workload.ptx_module()  # a PTX file that cannot be read or parsed fails now
+    return RunInput(workload.name, size, seed, workload.params, source,
+                    f"interpreting {workload.name} ({size})", _interpreter(workload))  # fmt: skip
+
+
+def _own_kernel(workload: OwnKernel) -> RunInput:
+    source = {"kind": "ptx", "path": workload.params["ptx"],
+              "sha256": workload.params["ptx_sha256"]}  # fmt: skip
+    return RunInput(workload.name, CUSTOM, workload.seed, workload.params, source,
+                    f"interpreting {workload.name}", _interpreter(workload))  # fmt: skip
+
+
+def _interpreter(workload: Workload) -> Callable[[Limits], Interpreted]:
+    def interpret(limits: Limits) -> Interpreted:
+        run = execute_workload(workload, limits=limits)
+        return Interpreted(run.traces, run.module, run.memory,
+                           None if run.check.passed else run.check.detail)  # fmt: skip
+
+    return interpret
+
+
+def _saved(directory: Path, seed: int | None) -> RunInput:
+    saved = read_saved_trace(directory)
+
+    def interpret(limits: Limits) -> Interpreted:
+        replay = load_replay(saved)
+        problem = None if saved.check_passed else saved.check_detail
+        return Interpreted(replay.traces, replay.module, replay.memory, problem)
+
+    source = {"kind": "trace", "directory": str(directory.resolve()),
+              "format_version": saved.version, "seed": saved.seed,
+              "provenance": saved.provenance}  # fmt: skip
+    return RunInput(saved.workload, saved.size, saved.seed if seed is None else seed,
+                    saved.parameters, source, f"reading the saved trace {directory}",
+                    interpret)  # fmt: skip
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
