@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from ndpsim.cli import options
 from ndpsim.cli.limits import (
     MAX_DEVICE_GB,
     MAX_INSTRUCTIONS,
@@ -19,7 +20,7 @@ from ndpsim.cli.limits import (
     limits_from,
 )
 from ndpsim.cli.main import app, console, reports_errors
-from ndpsim.cli.paths import output_file
+from ndpsim.cli.paths import output_file, to_stdout, write_json
 from ndpsim.cli.progress import stage
 from ndpsim.compilation import COMPILING_NOTICE, watching_compilation
 from ndpsim.config import parse_overrides
@@ -32,26 +33,21 @@ from ndpsim.systems import (
     system_preset_names,
     system_settings,
 )
-from ndpsim.workloads import SIZES, get_workload, kernel_module, run_workload
+from ndpsim.workloads import get_workload, kernel_module, run_workload
 
 
 @app.command()
 @reports_errors
 def run(
-    system: str = typer.Option(..., "--system", help="System preset (see `ndpsim systems`)."),
-    workload: str = typer.Option(..., "--workload", "-w", help="Workload of the suite."),
-    size: str = typer.Option("small", "--size", "-s", help=f"One of {', '.join(SIZES)}."),
-    seed: int = typer.Option(
-        0, "--seed", min=0, help="Seed of the inputs and of random placements."
-    ),
-    overrides: list[str] = typer.Option(
-        [], "--set", help="Override a config key, e.g. --set sm.count=64 (repeatable)."
-    ),
-    json_path: Path = typer.Option(
-        None,
-        "--json",
-        help="Where to write every counter (default: results/run-SYSTEM-"
-        "WORKLOAD-SIZE-sSEED-HASH.json, HASH a digest of the resolved configuration).",
+    system: str = options.SYSTEM,
+    workload: str = options.WORKLOAD,
+    size: str = options.SIZE,
+    seed: int = options.SEED,
+    overrides: list[str] = options.SYSTEM_OVERRIDES,
+    json_path: Path = options.json_file(
+        "Write every counter to FILE",
+        "results/run-SYSTEM-WORKLOAD-SIZE-sSEED-HASH.json, HASH a digest of the "
+        "resolved configuration",
     ),
     max_instructions: int = MAX_INSTRUCTIONS,
     max_launches: int = MAX_LAUNCHES,
@@ -89,9 +85,10 @@ def run(
         "provenance": {**code_provenance(), "created": now_utc()},
         **result.as_dict(),
     }
-    path.write_text(json.dumps(document, indent=2))
+    write_json(path, document)
     _print_summary(config.name, workload, size, result)
-    console.print(f"full statistics: {escape(str(path))}")
+    if not to_stdout(path):
+        console.print(f"full statistics: {escape(str(path))}")
 
 
 @contextmanager
@@ -117,11 +114,12 @@ def _print_summary(system: str, workload: str, size: str, result: RunResult) -> 
 @reports_errors
 def list_systems(
     name: str = typer.Argument(
-        None, help="A preset (or .toml file) to show key by key; omit to list the presets."
+        None,
+        metavar="PRESET",
+        help=f"A preset ({', '.join(system_preset_names())}) or .toml "
+        "file to show key by key (default: list the presets).",
     ),
-    overrides: list[str] = typer.Option(
-        [], "--set", help="Override a config key, e.g. --set sm.count=64 (repeatable)."
-    ),
+    overrides: list[str] = options.SYSTEM_OVERRIDES,
 ) -> None:
     """List the system presets, or show every key of one with the file and line that set it."""
     if name is None:
