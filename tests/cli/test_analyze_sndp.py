@@ -25,7 +25,7 @@ def test_analyze_sndp_prints_the_blocks_of_each_kernel():
 
 
 def test_analyze_sndp_json_lists_blocks_with_the_role_of_every_instruction():
-    result = runner.invoke(app, ["analyze", "--sndp", "--json", str(KERNEL_DIR / "vadd.ptx")])
+    result = runner.invoke(app, ["analyze", "--sndp", "--json", "-", str(KERNEL_DIR / "vadd.ptx")])
     assert result.exit_code == 0, result.output
     (function,) = json.loads(result.output)["functions"]
     assert function["name"] == "vadd" and function["num_instructions"] == 22

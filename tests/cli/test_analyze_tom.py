@@ -23,7 +23,7 @@ def test_analyze_tom_prints_the_candidates_of_each_kernel():
 
 
 def test_analyze_tom_json_lists_candidates_machine_readably():
-    result = runner.invoke(app, ["analyze", "--tom", "--json", str(KERNEL_DIR / "vadd.ptx")])
+    result = runner.invoke(app, ["analyze", "--tom", "--json", "-", str(KERNEL_DIR / "vadd.ptx")])
     assert result.exit_code == 0, result.output
     (function,) = json.loads(result.output)["functions"]
     assert function["name"] == "vadd"
@@ -43,7 +43,7 @@ def test_analyze_tom_blocks_chooses_the_rule_and_reports_live_registers():
     cfd = str(KERNEL_DIR / "cfd.ptx")
 
     def flux(rule):
-        result = runner.invoke(app, ["analyze", "--tom", "--json", "--blocks", rule, cfd])
+        result = runner.invoke(app, ["analyze", "--tom", "--json", "-", "--blocks", rule, cfd])
         assert result.exit_code == 0, result.output
         functions = {f["name"]: f for f in json.loads(result.output)["functions"]}
         return functions["cfd_flux"]
@@ -62,9 +62,9 @@ def test_analyze_tom_blocks_chooses_the_rule_and_reports_live_registers():
 
 
 def test_analyze_shows_any_registered_pass_by_name():
-    by_flag = runner.invoke(app, ["analyze", "--tom", "--blocks", "maximal", "--json",
+    by_flag = runner.invoke(app, ["analyze", "--tom", "--blocks", "maximal", "--json", "-",
                                   str(KERNEL_DIR / "lib.ptx")])  # fmt: skip
-    by_name = runner.invoke(app, ["analyze", "--pass", "tom-maximal", "--json",
+    by_name = runner.invoke(app, ["analyze", "--pass", "tom-maximal", "--json", "-",
                                   str(KERNEL_DIR / "lib.ptx")])  # fmt: skip
     assert by_name.exit_code == 0, by_name.output
     assert json.loads(by_name.output) == json.loads(by_flag.output)

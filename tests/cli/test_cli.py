@@ -28,7 +28,7 @@ def test_analyze_succeeds_on_every_committed_kernel(ptx):
 
 
 def test_analyze_json_describes_blocks_loops_and_liveness():
-    result = runner.invoke(app, ["analyze", str(KERNEL_DIR / "lib.ptx"), "--json"])
+    result = runner.invoke(app, ["analyze", str(KERNEL_DIR / "lib.ptx"), "--json", "-"])
     assert result.exit_code == 0
     report = json.loads(result.output)
     (function,) = report["functions"]
@@ -47,7 +47,7 @@ def test_errors_are_one_line_with_exit_status_2(tmp_path):
     assert "bad.ptx:5:" in result.output and "Traceback" not in result.output
     missing = runner.invoke(app, ["analyze", str(KERNEL_DIR / "vadd.ptx"), "-k", "nope"])
     assert missing.exit_code == 2 and "defines: vadd" in missing.output
-    unknown = runner.invoke(app, ["workloads", "run", "--only", "nope"])
+    unknown = runner.invoke(app, ["workloads", "run", "--workloads", "nope"])
     assert unknown.exit_code == 2 and "unknown workload 'nope'" in unknown.output
 
 
@@ -55,7 +55,7 @@ def test_workloads_run_checks_saves_traces_and_writes_json(tmp_path):
     out = tmp_path / "table.json"
     result = runner.invoke(
         app,
-        ["workloads", "run", "--size", "tiny", "--only", "vadd,bfs", "--json", str(out),
+        ["workloads", "run", "--size", "tiny", "--workloads", "vadd,bfs", "--json", str(out),
          "--save-traces", str(tmp_path / "traces")],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
@@ -77,7 +77,7 @@ def test_workloads_run_checks_saves_traces_and_writes_json(tmp_path):
     ],
 )
 def test_a_runaway_bound_stops_the_run_in_one_line(option, message):
-    result = runner.invoke(app, ["workloads", "run", "--size", "tiny", "--only", "km", option])
+    result = runner.invoke(app, ["workloads", "run", "--size", "tiny", "--workloads", "km", option])
     assert result.exit_code == 2, result.output
     assert message in result.output and "Traceback" not in result.output
 
@@ -193,18 +193,17 @@ def _commands_writing_to(a_file, a_dir):
     under an existing file, a directory given as a file, a file given as a directory."""
     blocked = str(a_file / "x.json")
     run = ["run", "--system", "gpu-baseline", "--workload", "vadd", "--size", "tiny"]
-    tom = ["reproduce", "tom", "--size", "tiny", "--workloads", "vadd", "--variants", "ctrl-tmap"]
-    sndp = ["reproduce", "sndp", "--size", "tiny", "--workloads", "vadd", "--variants", "naive"]
+    tom = ["reproduce", "tom", "--size", "tiny", "--workloads", "vadd", "--systems", "ctrl-tmap"]
+    sndp = ["reproduce", "sndp", "--size", "tiny", "--workloads", "vadd", "--systems", "naive"]
+    suite = ["workloads", "run", "--size", "tiny", "--workloads", "vadd"]
     return [
         ([*run, "--json", blocked], "--json", "cannot write there"),
         ([*run, "--json", str(a_dir)], "--json", "is a directory"),
         ([*tom, "--out", str(a_file)], "--out", "is a file"),
         ([*tom, "--out", str(a_dir), "--json", blocked], "--json", "cannot write there"),
         ([*sndp, "--figure5", "--out", str(a_dir), "--json", blocked], "--json", "cannot write"),
-        (["workloads", "run", "--size", "tiny", "--only", "vadd", "--save-traces", str(a_file)],
-         "--save-traces", "is a file"),
-        (["workloads", "run", "--size", "tiny", "--only", "vadd", "--json", blocked], "--json",
-         "cannot write there"),
+        ([*suite, "--save-traces", str(a_file)], "--save-traces", "is a file"),
+        ([*suite, "--json", blocked], "--json", "cannot write there"),
         (["dram-trace", str(a_file), "--json", blocked], "--json", "cannot write there"),
     ]  # fmt: skip
 
@@ -242,7 +241,7 @@ def test_a_system_the_model_cannot_build_is_refused_before_interpreting(
 
 @pytest.mark.parametrize("command", [
     ["run", "--system", "gpu-baseline", "--workload", "vadd"],
-    ["workloads", "run", "--only", "vadd"],
+    ["workloads", "run", "--workloads", "vadd"],
     ["reproduce", "tom"],
     ["reproduce", "sndp"],
 ])  # fmt: skip
@@ -280,9 +279,8 @@ def test_dram_trace_reports_cycles_row_outcomes_and_latency(tmp_path):
     ]
     trace.write_text("\n".join(lines) + "\n")
     out = tmp_path / "figures.json"
-    result = runner.invoke(
-        app, ["dram-trace", str(trace), "--preset", "hbm2-anchor", "-k", "1", "--json", str(out)]
-    )
+    args = ["dram-trace", str(trace), "--preset", "hbm2-anchor", "--inject-per-cycle", "1"]
+    result = runner.invoke(app, [*args, "--json", str(out)])
     assert result.exit_code == 0, result.output
     assert "DRAM cycles" in result.output and "row hits" in result.output
     figures = json.loads(out.read_text())

@@ -82,8 +82,8 @@ def test_own_kernels_with_other_arguments_get_other_default_files(tmp_path, monk
 @pytest.fixture(scope="module")
 def saved_bfs(tmp_path_factory):
     out = tmp_path_factory.mktemp("traces")
-    result = runner.invoke(app, ["workloads", "run", "--size", "tiny", "--only", "bfs", "--seed",
-                                 "1", "--save-traces", str(out)])  # fmt: skip
+    result = runner.invoke(app, ["workloads", "run", "--size", "tiny", "--workloads", "bfs",
+                                 "--seed", "1", "--save-traces", str(out)])  # fmt: skip
     assert result.exit_code == 0, result.output
     return out / "bfs-tiny"
 

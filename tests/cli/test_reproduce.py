@@ -56,7 +56,7 @@ def test_reproduce_tom_writes_every_variant_and_the_averages(tmp_path):
 def test_a_partial_reproduction_writes_its_own_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["reproduce", "tom", "--size", "tiny", "--workloads", "vadd",
-                                 "--variants", "ctrl-bmap", "--jobs", "1"])  # fmt: skip
+                                 "--systems", "ctrl-bmap", "--jobs", "1"])  # fmt: skip
     assert result.exit_code == 0, result.output
     written = tmp_path / "results" / "tom-tiny-vadd-only-baseline-ctrl-bmap" / "tom.json"
     assert json.loads(written.read_text())["meta"]["workloads"] == ["vadd"]
@@ -81,7 +81,7 @@ def _vadd_on_ctrl_tmap(tmp_path, *args):
     doc_path = tmp_path / "tom.json"
     result = runner.invoke(app, [
         "reproduce", "tom", "--size", "tiny", "--workloads", "vadd", "--jobs", "1",
-        "--variants", "ctrl-tmap", "--out", str(tmp_path / "tom"), "--json", str(doc_path), *args,
+        "--systems", "ctrl-tmap", "--out", str(tmp_path / "tom"), "--json", str(doc_path), *args,
     ], env={"COLUMNS": "200"})  # fmt: skip
     assert result.exit_code == 0, result.output
     return result, json.loads(doc_path.read_text())
@@ -142,7 +142,7 @@ def test_reproduce_tom_set_refuses_a_key_a_switch_sets():
 
 
 def test_reproduce_tom_rejects_an_unknown_variant():
-    result = runner.invoke(app, ["reproduce", "tom", "--variants", "ctrl-xmap"])
+    result = runner.invoke(app, ["reproduce", "tom", "--systems", "ctrl-xmap"])
     assert result.exit_code == 2
     assert "ctrl-xmap" in result.output
 
@@ -151,7 +151,7 @@ def test_reproduce_tom_runs_each_seed_and_sets_their_averages_side_by_side(tmp_p
     doc_path = tmp_path / "tom-seeds.json"
     result = runner.invoke(app, [
         "reproduce", "tom", "--size", "tiny", "--workloads", "vadd", "--jobs", "1",
-        "--variants", "ctrl-bmap", "--seeds", "2", "--out", str(tmp_path / "tom"),
+        "--systems", "ctrl-bmap", "--seeds", "2", "--out", str(tmp_path / "tom"),
         "--json", str(doc_path),
     ], env={"COLUMNS": "200"})  # fmt: skip
     assert result.exit_code == 0, result.output

@@ -29,7 +29,7 @@ def reproduce(tmp_path, *args):
 @needs_ndp_preset
 def test_reproduce_sndp_runs_the_naive_system_against_the_baseline(tmp_path):
     result, out, doc = reproduce(tmp_path, "--size", "tiny", "--workloads", "vadd",
-                                 "--variants", "baseline,naive", "--jobs", "1")  # fmt: skip
+                                 "--systems", "baseline,naive", "--jobs", "1")  # fmt: skip
     assert "Figure 7" in result.output
     # a subset of SNDP's workloads: the paper's averages over all ten are not set beside ours
     assert "average (paper)" not in result.output
@@ -48,7 +48,7 @@ def test_reproduce_sndp_runs_the_naive_system_against_the_baseline(tmp_path):
 
 def test_reproduce_sndp_runs_the_two_baselines(tmp_path):
     _, out, doc = reproduce(tmp_path, "--size", "tiny", "--workloads", "vadd",
-                            "--variants", "baseline-morecore", "--jobs", "1")  # fmt: skip
+                            "--systems", "baseline-morecore", "--jobs", "1")  # fmt: skip
     assert doc["meta"]["variants"] == ["baseline", "baseline-morecore"]
     assert doc["baseline-morecore"]["vadd"]["speedup"] > 0
     assert "naive" not in doc
@@ -72,7 +72,7 @@ def test_reproduce_sndp_figure5_alone_simulates_nothing(tmp_path):
 @needs_ndp_preset
 def test_reproduce_sndp_compares_the_averages_of_several_seeds(tmp_path):
     result, out, doc = reproduce(tmp_path, "--size", "tiny", "--workloads", "vadd",
-                                 "--variants", "naive,dyn", "--seed", "3", "--seeds", "2",
+                                 "--systems", "naive,dyn", "--seed", "3", "--seeds", "2",
                                  "--jobs", "1")  # fmt: skip
     assert "by seed" in " ".join(result.output.split()) and "seed 4" in result.output
     assert doc["meta"]["seeds"] == [3, 4] and doc["meta"]["experiment"] == "sndp"
@@ -94,7 +94,7 @@ def test_reproduce_sndp_compares_the_averages_of_several_seeds(tmp_path):
 @pytest.mark.parametrize("args, word", [
     (["--nsu-mhz", "200"], "--nsu-mhz"),
     (["--target", "best"], "--target"),
-    (["--variants", "ratio-0.3"], "ratio-0.3"),
+    (["--systems", "ratio-0.3"], "ratio-0.3"),
     (["--workloads", "nope"], "nope"),
     (["--size", "huge"], "--size"),
     (["--seeds", "0"], "--seeds"),

@@ -1,7 +1,7 @@
 """Imports point one way: every package of ndpsim sits in a layer and imports only from its own
 layer or lower ones (errors -> frontend -> analysis -> trace -> functional -> engine -> hw ->
-policy -> systems -> experiments -> reports -> cli), so a component never reaches up into what
-is built from it. Every module of the package must be placed in a layer."""
+policy -> systems -> experiments -> reports -> api -> cli), so a component never reaches up into
+what is built from it. Every module of the package must be placed in a layer."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "systems",
         "experiments",
         "reports",
+        "api",
         "cli",
     )
 )

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 from rich.table import Table
 
+from ndpsim import api
 from ndpsim.analysis.passes import OFFLOAD_PASSES, OffloadPass, registers_text
 from ndpsim.analysis.report import function_report
 from ndpsim.analysis.tom import BLOCK_RULES
+from ndpsim.cli import options
 from ndpsim.cli.main import app, console, reports_errors
-from ndpsim.errors import PTXError
-from ndpsim.frontend.parser import parse_ptx_file
+from ndpsim.cli.paths import output_file, write_json
 
 
 def _print_function(report: dict, show_instructions: bool) -> None:
@@ -84,23 +84,27 @@ def _print_blocks(function, found, offload_pass: OffloadPass) -> None:
 @app.command()
 @reports_errors
 def analyze(
-    ptx: Path = typer.Argument(..., help="PTX file to analyse."),
-    kernel: str = typer.Option(None, "--kernel", "-k", help="Only this function."),
-    as_json: bool = typer.Option(False, "--json", help="Print machine-readable JSON instead."),
+    ptx: Path = typer.Argument(..., metavar="PTX", help="PTX file to analyse."),
+    kernel: str = options.kernel("Only this function of the file (default: every one)."),
+    json_path: Path = options.json_file(
+        "Write the analysis to FILE instead of printing tables", tables=False
+    ),
     instructions: bool = typer.Option(
         False, "--instructions", "-i", help="Also list every instruction with its class."
     ),
     pass_name: str = typer.Option(
         None,
         "--pass",
+        metavar="PASS",
         help="Show the blocks of a registered offload pass instead: "
-        f"{', '.join(OFFLOAD_PASSES.names())} (see docs/offload.md).",
+        f"{', '.join(OFFLOAD_PASSES.names())} (default: none; see docs/offload.md).",
     ),
     tom: bool = typer.Option(False, "--tom", help="Short for --pass tom-RULE (TOM sec. 3.1)."),
     sndp: bool = typer.Option(False, "--sndp", help="Short for --pass sndp (SNDP sec. 3.1-3.2)."),
     blocks_rule: str = typer.Option(
         "loops",
         "--blocks",
+        metavar="RULE",
         help=f"TOM's block rule with --tom: {' or '.join(BLOCK_RULES)} (see docs/offload.md).",
     ),
 ) -> None:
@@ -113,29 +117,17 @@ def analyze(
     if len(asked) > 1:
         raise typer.BadParameter("give one of --pass, --tom and --sndp, not both",
                                  param_hint="--pass")  # fmt: skip
-    module = parse_ptx_file(ptx)
-    functions = list(module.functions.values())
-    if kernel is not None:
-        functions = [module.function(kernel)]
-    if not functions:
-        raise PTXError(f"{ptx}: defines no function")
-    if asked:  # an offload pass: its blocks, and nothing else
-        offload_pass = OFFLOAD_PASSES.get(asked[0])
-        found = [(f, offload_pass(f)) for f in functions]
-        if as_json:
-            reports = [
-                {"name": f.name, "kernel": f.is_kernel, "num_instructions": len(f.instructions),
-                 **offload_pass.facts(f), offload_pass.json_key: [b.as_dict() for b in blocks]}
-                for f, blocks in found
-            ]  # fmt: skip
-            typer.echo(json.dumps({"module": str(ptx), "functions": reports}, indent=2))
-            return
-        for f, blocks in found:
-            _print_blocks(f, blocks, offload_pass)
+    offload_pass = asked[0] if asked else None
+    if json_path is not None:
+        output_file(json_path, "--json")
+        document = api.analyze(ptx, kernel=kernel, offload_pass=offload_pass)
+        write_json(json_path, document)
         return
-    reports = [function_report(f, instructions=as_json or instructions) for f in functions]
-    if as_json:
-        typer.echo(json.dumps({"module": str(ptx), "functions": reports}, indent=2))
+    functions = api.ptx_functions(ptx, kernel)
+    if offload_pass is not None:  # an offload pass: its blocks, and nothing else
+        found = OFFLOAD_PASSES.get(offload_pass)
+        for f in functions:
+            _print_blocks(f, found(f), found)
         return
-    for report in reports:
-        _print_function(report, instructions)
+    for f in functions:
+        _print_function(function_report(f, instructions=instructions), instructions)

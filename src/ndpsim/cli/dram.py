@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 from rich.table import Table
 
+from ndpsim.cli import options
 from ndpsim.cli.main import app, console, reports_errors
-from ndpsim.cli.paths import output_file
+from ndpsim.cli.paths import output_file, write_json
 from ndpsim.config import parse_overrides
 from ndpsim.hw.dram.footprint import check_fits_in_memory
 from ndpsim.hw.dram.spec import dram_preset_names, load_dram_preset
@@ -21,18 +21,24 @@ from ndpsim.trace.dram_requests import read_requests
 @reports_errors
 def dram_trace(
     trace: Path = typer.Argument(
-        ..., help="Ramulator LD/ST text trace, .npz (addr, is_write), or saved-trace directory."
+        ...,
+        metavar="TRACE",
+        help="Ramulator LD/ST text trace, .npz (addr, is_write), or saved-trace directory.",
     ),
     preset: str = typer.Option(
-        "hbm2", "--preset", "-p", help=f"DRAM preset: {', '.join(dram_preset_names())}."
+        "hbm2",
+        "--preset",
+        "-p",
+        metavar="PRESET",
+        help=f"DRAM preset: {', '.join(dram_preset_names())}, or a .toml file of your own.",
     ),
     inject_per_cycle: int = typer.Option(
-        8, "--inject-per-cycle", "-k", min=1, help="Requests the front end offers per cycle."
+        8, "--inject-per-cycle", min=1, metavar="N", help="Requests the front end offers per cycle."
     ),
-    overrides: list[str] = typer.Option(
-        [], "--set", help="Override a preset key, e.g. --set controller.refresh=false."
+    overrides: list[str] = options.overrides(
+        "Override a key of the DRAM preset, e.g. --set controller.refresh=false"
     ),
-    json_path: Path = typer.Option(None, "--json", help="Also write the figures as JSON."),
+    json_path: Path = options.json_file("Write the figures to FILE too"),
 ) -> None:
     """Run a trace through one DRAM device and print cycles, row-buffer outcomes, latency."""
     config = load_dram_preset(preset, parse_overrides(overrides))
@@ -70,4 +76,4 @@ def dram_trace(
     table.add_row("simulated requests per wall second", f"{result.requests_per_second:,.0f}")
     console.print(table)
     if json_path is not None:
-        json_path.write_text(json.dumps(figures, indent=2))
+        write_json(json_path, figures)

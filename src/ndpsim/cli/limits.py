@@ -7,19 +7,19 @@ import typer
 from ndpsim.simt.limits import Limits
 
 MAX_INSTRUCTIONS = typer.Option(
-    None, "--max-instructions", min=1,
+    None, "--max-instructions", min=1, metavar="N",
     help="Warp-instructions one launch may execute before it is stopped (default 2e9, TOM sec. 5).",
 )  # fmt: skip
 MAX_LAUNCHES = typer.Option(
-    None, "--max-launches", min=1,
+    None, "--max-launches", min=1, metavar="N",
     help="Kernel launches one host program may make (default 100,000).",
 )  # fmt: skip
 MAX_DEVICE_GB = typer.Option(
-    None, "--max-device-gb", min=1e-6,
+    None, "--max-device-gb", min=1e-6, metavar="GIB",
     help="GiB of device memory one workload may allocate (default: half the machine's memory).",
 )  # fmt: skip
 MAX_TRACE_GB = typer.Option(
-    None, "--max-trace-gb", min=1e-6,
+    None, "--max-trace-gb", min=1e-6, metavar="GIB",
     help="GiB of trace one workload may record (default: half the machine's memory).",
 )  # fmt: skip
 

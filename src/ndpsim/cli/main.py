@@ -11,12 +11,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from ndpsim import __version__
+from ndpsim.cli.commands import App
 from ndpsim.errors import NdpsimError
 
 console = Console()
 errors = Console(stderr=True)
 
-app = typer.Typer(
+app = App(
     name="ndpsim",
     help="Near-data processing simulator: PTX analysis, SIMT interpretation, NDP systems.",
     no_args_is_help=True,

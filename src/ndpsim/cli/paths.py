@@ -1,17 +1,31 @@
-"""Checking, before a command does its work, that it will be able to write its results: a path
-it cannot write fails at once with one line, instead of losing a finished run to a traceback."""
+"""Where a command writes its results: checked before it does its work, so that a path it
+cannot write fails at once with one line instead of losing a finished run to a traceback; and
+``-``, standard output, for a results document."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import Any
+
+import typer
 
 from ndpsim.errors import ConfigError
+
+#: The path that names standard output (``--json -``).
+STDOUT = "-"
+
+
+def to_stdout(path: Path | None) -> bool:
+    return path is not None and str(path) == STDOUT
 
 
 def output_file(path: Path, option: str) -> Path:
     """``path`` once its directory exists and a file can be written there (an existing file is
-    left as it is until the command replaces it)."""
+    left as it is until the command replaces it); standard output as it is."""
+    if to_stdout(path):
+        return path
     if path.is_dir():
         raise ConfigError(f"{option} {path}: is a directory; expected the path of a file")
     try:
@@ -37,3 +51,13 @@ def output_directory(path: Path, option: str) -> Path:
     if not os.access(path, os.W_OK | os.X_OK):
         raise ConfigError(f"{option} {path}: cannot write there (permission denied)")
     return path
+
+
+def write_json(path: Path, document: Any) -> None:
+    """``document`` as indented JSON in ``path`` (checked by :func:`output_file`), or on
+    standard output."""
+    text = json.dumps(document, indent=2)
+    if to_stdout(path):
+        typer.echo(text)
+    else:
+        path.write_text(text)

@@ -12,6 +12,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from ndpsim.cli import options
 from ndpsim.cli.inputs import choose_input
 from ndpsim.cli.limits import (
     MAX_DEVICE_GB,
@@ -21,7 +22,7 @@ from ndpsim.cli.limits import (
     limits_from,
 )
 from ndpsim.cli.main import app, console, reports_errors
-from ndpsim.cli.paths import output_file
+from ndpsim.cli.paths import output_file, to_stdout, write_json
 from ndpsim.cli.progress import stage
 from ndpsim.compilation import COMPILING_NOTICE, watching_compilation
 from ndpsim.config import parse_overrides
@@ -34,51 +35,50 @@ from ndpsim.systems import (
     system_preset_names,
     system_settings,
 )
-from ndpsim.workloads import SIZES
 
 
 @app.command()
 @reports_errors
 def run(
-    system: str = typer.Option(..., "--system", help="System preset (see `ndpsim systems`)."),
-    workload: str = typer.Option(
-        None, "--workload", "-w", help="Workload of the suite, or a .py file defining one."
-    ),
+    system: str = options.SYSTEM,
+    workload: str = options.workload("none; give --workload, --ptx or --trace"),
     ptx: Path = typer.Option(
-        None, "--ptx", help="PTX file of a kernel of your own (with --grid, --block, --arg)."
+        None,
+        "--ptx",
+        metavar="FILE",
+        help="PTX file of a kernel of your own, launched as --kernel, --grid, --block and --arg "
+        "say (docs/workloads.md; default: none).",
     ),
-    kernel: str = typer.Option(None, "--kernel", help="Kernel of --ptx (default: its only one)."),
-    grid: str = typer.Option(None, "--grid", help="CTAs of the --ptx launch: X[,Y,Z]."),
+    kernel: str = options.kernel("Kernel of --ptx to launch (default: its only one)."),
+    grid: str = typer.Option(
+        None, "--grid", metavar="X[,Y,Z]", help="CTAs of the --ptx launch (no default: required)."
+    ),
     block: str = typer.Option(
-        None, "--block", help="Threads per CTA of the --ptx launch: X[,Y,Z]."
+        None,
+        "--block",
+        metavar="X[,Y,Z]",
+        help="Threads per CTA of the --ptx launch (no default: required).",
     ),
     kernel_args: list[str] = typer.Option(
         [],
         "--arg",
-        help="One per --ptx kernel parameter, in order: buf:TYPE:COUNT[:INIT] or "
-        "TYPE:VALUE, e.g. 'buf:f32:4096:uniform(0,1)', i32:4096 (docs/workloads.md).",
+        metavar="SPEC",
+        help="One per --ptx kernel parameter, in order: buf:TYPE:COUNT[:INIT] or TYPE:VALUE, "
+        "e.g. 'buf:f32:4096:uniform(0,1)', i32:4096 (docs/workloads.md; default: none).",
     ),
     trace: Path = typer.Option(
-        None, "--trace", help="Saved-trace directory to replay (docs/traces.md)."
-    ),
-    size: str = typer.Option(
-        None, "--size", "-s", help=f"Size of --workload: one of {', '.join(SIZES)} (default small)."
-    ),
-    seed: int = typer.Option(
         None,
-        "--seed",
-        min=0,
-        help="Seed of the inputs and of random placements (default 0; a --trace's own seed).",
+        "--trace",
+        metavar="DIR",
+        help="Saved-trace directory to replay (docs/traces.md; default: none).",
     ),
-    overrides: list[str] = typer.Option(
-        [], "--set", help="Override a config key, e.g. --set sm.count=64 (repeatable)."
-    ),
-    json_path: Path = typer.Option(
-        None,
-        "--json",
-        help="Where to write every counter (default: results/run-SYSTEM-"
-        "WORKLOAD-SIZE-sSEED-HASH.json, HASH a digest of the resolved configuration and of any "
-        "input other than a suite workload).",
+    size: str = options.OPTIONAL_SIZE,
+    seed: int = options.OPTIONAL_SEED,
+    overrides: list[str] = options.SYSTEM_OVERRIDES,
+    json_path: Path = options.json_file(
+        "Write every counter to FILE",
+        "results/run-SYSTEM-WORKLOAD-SIZE-sSEED-HASH.json, HASH a digest of the resolved "
+        "configuration and of any input other than a suite workload",
     ),
     max_instructions: int = MAX_INSTRUCTIONS,
     max_launches: int = MAX_LAUNCHES,
@@ -113,9 +113,10 @@ def run(
         "provenance": {**code_provenance(), "created": now_utc()},
         **result.as_dict(),
     }
-    path.write_text(json.dumps(document, indent=2))
+    write_json(path, document)
     _print_summary(config.name, source.name, source.size, result)
-    console.print(f"full statistics: {escape(str(path))}")
+    if not to_stdout(path):
+        console.print(f"full statistics: {escape(str(path))}")
 
 
 @contextmanager
@@ -141,11 +142,12 @@ def _print_summary(system: str, workload: str, size: str, result: RunResult) -> 
 @reports_errors
 def list_systems(
     name: str = typer.Argument(
-        None, help="A preset (or .toml file) to show key by key; omit to list the presets."
+        None,
+        metavar="PRESET",
+        help=f"A preset ({', '.join(system_preset_names())}) or .toml "
+        "file to show key by key (default: list the presets).",
     ),
-    overrides: list[str] = typer.Option(
-        [], "--set", help="Override a config key, e.g. --set sm.count=64 (repeatable)."
-    ),
+    overrides: list[str] = options.SYSTEM_OVERRIDES,
 ) -> None:
     """List the system presets, or show every key of one with the file and line that set it."""
     if name is None:

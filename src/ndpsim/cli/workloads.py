@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 from rich import box
 from rich.table import Table
 
+from ndpsim.cli import options
+from ndpsim.cli.commands import App
 from ndpsim.cli.limits import (
     MAX_DEVICE_GB,
     MAX_INSTRUCTIONS,
@@ -17,14 +18,13 @@ from ndpsim.cli.limits import (
     limits_from,
 )
 from ndpsim.cli.main import app, console, reports_errors
-from ndpsim.cli.paths import output_directory, output_file
+from ndpsim.cli.paths import output_directory, output_file, write_json
 from ndpsim.cli.progress import tracking
-from ndpsim.errors import WorkloadError
 from ndpsim.trace.work import LINE_BYTES
-from ndpsim.workloads import SIZES, get_workload, run_workload, workload_names
+from ndpsim.workloads import get_workload, run_workload, workload_names
 from ndpsim.workloads.replay import save_run
 
-workloads_app = typer.Typer(help="The kernel suite.", no_args_is_help=True)
+workloads_app = App(help="The kernel suite.", no_args_is_help=True)
 app.add_typer(workloads_app, name="workloads")
 
 
@@ -36,14 +36,13 @@ def _count(value: int) -> str:
     return str(value)
 
 
-def _selected(only: str | None) -> list[str]:
-    names = workload_names()
-    if not only:
-        return names
-    chosen = [n.strip().lower() for n in only.split(",") if n.strip()]
+def _selected(text: str | None) -> list[str]:
+    chosen = options.names(text)
+    if chosen is None:
+        return workload_names()
     for name in chosen:
         get_workload(name)  # unknown names fail with the list of known ones
-    return chosen
+    return [name.lower() for name in chosen]
 
 
 @workloads_app.command("list")
@@ -62,16 +61,18 @@ def list_workloads() -> None:
 @workloads_app.command("run")
 @reports_errors
 def run(
-    size: str = typer.Option("small", "--size", "-s", help=f"One of {', '.join(SIZES)}."),
-    only: str = typer.Option(None, "--only", help="Comma-separated workload names."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the input generators."),
+    size: str = options.SIZE,
+    workloads: str = options.workloads("every one"),
+    only: str = options.deprecated("--only"),
+    seed: int = options.SEED,
     save_traces_dir: Path = typer.Option(
         None,
         "--save-traces",
-        help="Save each workload's run to DIR/<name>-<size>/ for `ndpsim run --trace` and "
-        "`ndpsim dram-trace` (docs/traces.md).",
+        metavar="DIR",
+        help="Save each workload's run to DIR/NAME-SIZE/ for `ndpsim run --trace` and "
+        "`ndpsim dram-trace` (docs/traces.md; default: not saved).",
     ),
-    json_path: Path = typer.Option(None, "--json", help="Also write the table as JSON."),
+    json_path: Path = options.json_file("Write the table to FILE too"),
     max_instructions: int = MAX_INSTRUCTIONS,
     max_launches: int = MAX_LAUNCHES,
     max_trace_gb: float = MAX_TRACE_GB,
@@ -79,9 +80,7 @@ def run(
 ) -> None:
     """Interpret every workload, check it against its NumPy reference, and tabulate its work
     and the global data its kernels touch (data MiB)."""
-    if size not in SIZES:
-        raise WorkloadError(f"unknown size {size!r}; expected one of {', '.join(SIZES)}")
-    names = _selected(only)
+    names = _selected(options.prefer(workloads, only, "--only"))
     limits = limits_from(max_instructions, max_launches, max_trace_gb, max_device_gb)
     if save_traces_dir is not None:
         output_directory(save_traces_dir, "--save-traces")
@@ -129,7 +128,7 @@ def run(
         )  # fmt: skip
     console.print(table)
     if json_path is not None:
-        json_path.write_text(json.dumps({"size": size, "seed": seed, "workloads": rows}, indent=2))
+        write_json(json_path, {"size": size, "seed": seed, "workloads": rows})
     failed = [r["workload"] for r in rows if r["check"] != "ok"]
     if failed:
         console.print(f"[bold red]{len(failed)} workload(s) differ from their reference:[/] "

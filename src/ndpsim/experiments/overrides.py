@@ -7,11 +7,14 @@ and leaves the baseline GPU, which has no stack processors, as it is. A key a sy
 itself is refused rather than overridden: it is what tells that system from the others (the
 offload policy of a variant) or a switch of the command, and overriding it would silently turn
 two systems into the same one.
+
+Overrides given from Python (``ndpsim.run``, ``ndpsim.reproduce``) may use dotted keys as
+``--set`` does; :func:`nested` turns them into the tree the config loader takes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -80,4 +83,34 @@ def apply_overrides(variants: Sequence[Variant], overrides: dict[str, Any],
     return out, reached
 
 
-__all__ = ["apply_overrides"]
+def nested(overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Overrides as the nested tree the config loader takes: ``{"sm": {"count": 32}}`` as it
+    is, ``{"sm.count": 32}`` split at its dots; a key given both ways is refused."""
+    tree: dict[str, Any] = {}
+    for key, value in (overrides or {}).items():
+        *parents, leaf = key.split(".")
+        branch: dict[str, Any] = {leaf: value}
+        for part in reversed(parents):
+            branch = {part: branch}
+        clash = _clash(tree, branch)
+        if clash:
+            raise ConfigError(f"override {key!r} gives {clash!r} a second time")
+        tree = merge(tree, branch)
+    return tree
+
+
+def _clash(tree: Mapping[str, Any], branch: Mapping[str, Any], prefix: str = "") -> str | None:
+    """The first dotted key ``branch`` would set that ``tree`` already sets, if any."""
+    for key, value in branch.items():
+        if key not in tree:
+            continue
+        if isinstance(value, dict) and isinstance(tree[key], dict):
+            found = _clash(tree[key], value, f"{prefix}{key}.")
+            if found:
+                return found
+        else:
+            return f"{prefix}{key}"
+    return None
+
+
+__all__ = ["apply_overrides", "nested"]

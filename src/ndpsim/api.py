@@ -1,0 +1,113 @@
+"""ndpsim from Python: the command line's verbs as functions returning data, reachable as
+``ndpsim.run``, ``ndpsim.analyze`` and ``ndpsim.reproduce``.
+
+Each takes its command's options under the same names (``size``, ``seed``, ``workloads``,
+``systems``, ``overrides`` for ``--set``) and refuses what the command refuses with the same
+message, as an :class:`~ndpsim.errors.NdpsimError`; nothing is printed and no file is written
+(a reproduction writes finished runs to ``runs`` when given one). ``overrides`` take nested
+tables (``{"sm": {"count": 32}}``) or dotted keys (``{"sm.count": 32}``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ndpsim.analysis.passes import OFFLOAD_PASSES
+from ndpsim.analysis.report import function_report
+from ndpsim.errors import ConfigError, PTXError
+from ndpsim.experiments import seeds as seed_study
+from ndpsim.experiments.overrides import nested
+from ndpsim.experiments.reproduction import plan
+from ndpsim.experiments.store import RunStore
+from ndpsim.frontend.ir import Function
+from ndpsim.frontend.parser import parse_ptx_file
+from ndpsim.simt.limits import Limits
+from ndpsim.systems import RunResult, build_system, load_system_config
+from ndpsim.workloads import SIZES, get_workload, kernel_module, run_workload
+
+
+def run(system: str, workload: str, *, size: str = "small", seed: int = 0,
+        overrides: Mapping[str, Any] | None = None, limits: Limits | None = None,
+        ) -> RunResult:  # fmt: skip
+    """Simulate ``workload`` of the suite at ``size`` on the system preset ``system`` (a name,
+    or a ``.toml`` path) with ``overrides`` of its keys, as ``ndpsim run`` does. The system and
+    the workload's name are checked before the workload is interpreted; a workload whose
+    output differs from its NumPy reference still runs, with a :class:`RuntimeWarning`."""
+    if size not in SIZES:
+        raise ConfigError(f"size must be one of {', '.join(SIZES)}, got {size!r}")
+    if seed < 0:
+        raise ConfigError(f"seed must be at least 0, got {seed}")
+    hardware = build_system(load_system_config(system, nested(overrides)))
+    get_workload(workload)
+    functional = run_workload(workload, size, seed, limits=limits)
+    if not functional.check.passed:
+        warnings.warn(f"{workload} differs from its reference: {functional.check.detail}",
+                      RuntimeWarning, stacklevel=2)  # fmt: skip
+    module = kernel_module(functional.workload.module_name)
+    return hardware.run(functional.traces, module, functional.memory, seed=seed)
+
+
+def analyze(ptx: str | Path, *, kernel: str | None = None, offload_pass: str | None = None,
+            instructions: bool = True) -> dict[str, Any]:  # fmt: skip
+    """What the static analyses see in the PTX file ``ptx`` (only its function ``kernel`` when
+    given), as ``ndpsim analyze --json`` prints it: ``{"module", "functions": [...]}`` with each
+    function's blocks, loops, liveness and instruction classes (each instruction's too unless
+    ``instructions`` is false), or, with ``offload_pass`` (a registered pass: ``tom-loops``,
+    ``tom-maximal``, ``sndp``, ...), the blocks that pass finds instead."""
+    functions = ptx_functions(ptx, kernel)
+    if offload_pass is None:
+        reports = [function_report(f, instructions=instructions) for f in functions]
+    else:
+        found = OFFLOAD_PASSES.get(offload_pass)
+        reports = [
+            {"name": f.name, "kernel": f.is_kernel, "num_instructions": len(f.instructions),
+             **found.facts(f), found.json_key: [block.as_dict() for block in found(f)]}
+            for f in functions
+        ]  # fmt: skip
+    return {"module": str(ptx), "functions": reports}
+
+
+def ptx_functions(ptx: str | Path, kernel: str | None = None) -> list[Function]:
+    """The functions of the PTX file ``ptx`` (only ``kernel`` when given), parsed and checked:
+    what :func:`analyze` looks at."""
+    module = parse_ptx_file(Path(ptx))
+    functions = list(module.functions.values()) if kernel is None else [module.function(kernel)]
+    if not functions:
+        raise PTXError(f"{ptx}: defines no function")
+    return functions
+
+
+def reproduce(paper: str, *, size: str = "small", seed: int = 0, seeds: int = 1,
+              workloads: Sequence[str] | None = None, systems: Sequence[str] | None = None,
+              overrides: Mapping[str, Any] | None = None, jobs: int | None = None,
+              runs: str | Path | None = None, fresh: bool = False,
+              **options: Any) -> dict[str, Any]:  # fmt: skip
+    """Run ``paper``'s experiment (``tom``, ``sndp``, ...) as ``ndpsim reproduce PAPER`` does
+    and return its results document (the one ``--json`` writes): ``workloads`` (default: the
+    paper's) on ``systems`` (default: all; the baseline always runs), ``jobs`` worker
+    processes, ``seeds`` seeds from ``seed`` on (more than one: the comparison across seeds).
+    ``options`` are the paper's switches by name (``stack_warps=2``) or ``True`` for a study
+    to run alone (``figure5=True``). ``runs``: a directory of finished runs to reuse and add
+    to (``fresh``: simulate them again anyway); none by default."""
+    if seeds < 1:
+        raise ConfigError(f"seeds must be at least 1, got {seeds}")
+    if seed < 0:
+        raise ConfigError(f"seed must be at least 0, got {seed}")
+    reproduction = plan(paper, size=size, workloads=workloads, systems=systems,
+                        overrides=overrides, options=options)  # fmt: skip
+    if reproduction.studies:
+        results = {s.key: s.run(seed) for s in reproduction.studies}
+        return reproduction.studies_document(results, seed)
+    store = RunStore(Path(runs), reuse=not fresh) if runs is not None else None
+    if seeds > 1:
+        docs = {s: reproduction.document(reproduction.run(s, jobs, store), s)
+                for s in range(seed, seed + seeds)}  # fmt: skip
+        return seed_study.document(docs, reproduction.paper.name)
+    studies = {s.key: s.run(seed) for s in reproduction.paper.studies}
+    return {**reproduction.document(reproduction.run(seed, jobs, store), seed), **studies}
+
+
+__all__ = ["analyze", "ptx_functions", "reproduce", "run"]

@@ -1,0 +1,83 @@
+"""A paper's experiment as asked for: its size, workloads, systems, switches, ``--set`` overrides
+and studies, checked completely before anything runs (a paper-size reproduction runs for hours;
+a typo must not surface at its end). ``ndpsim reproduce`` and ``ndpsim.reproduce`` both start
+here, so the two refuse the same things with the same messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ndpsim.errors import ConfigError
+from ndpsim.experiments.overrides import apply_overrides, nested
+from ndpsim.experiments.paper import Paper, Runs, Study, get_paper
+from ndpsim.experiments.runner import Variant, run_experiment
+from ndpsim.experiments.store import RunStore
+from ndpsim.workloads import SIZES, get_workload
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """What one reproduction runs. ``studies``: those asked for alone (``--figure5``), which
+    simulate nothing; ``changed``: each overridden key with its value and the systems it
+    reached, for the results document."""
+
+    paper: Paper
+    size: str
+    workloads: tuple[str, ...]
+    variants: tuple[Variant, ...]
+    switches: dict[str, Any]
+    changed: dict[str, dict[str, Any]]
+    studies: tuple[Study, ...]
+
+    @property
+    def recorded(self) -> dict[str, Any]:
+        """The switches as the results document records them (``set`` only when used)."""
+        return {**self.switches, **({"set": self.changed} if self.changed else {})}
+
+    def run(self, seed: int, jobs: int | None = None, store: RunStore | None = None,
+            on_done: Callable[[str], None] | None = None,
+            on_compiling: Callable[[bool], None] | None = None) -> Runs:  # fmt: skip
+        """Every (workload, system) run with ``seed`` (see :func:`run_experiment`)."""
+        return run_experiment(list(self.workloads), self.size, seed, list(self.variants), jobs,
+                              on_done, on_compiling, store)  # fmt: skip
+
+    def document(self, runs: Runs, seed: int) -> dict[str, Any]:
+        """The paper's results document of one seed's runs."""
+        return self.paper.document(runs, self.size, seed, self.recorded)
+
+    def studies_document(self, results: Mapping[str, Any], seed: int) -> dict[str, Any]:
+        """The results document of the studies asked for alone."""
+        keys = "-".join(s.key for s in self.studies)
+        return {**results, "meta": {"experiment": f"{self.paper.name}-{keys}", "seed": seed}}
+
+
+def plan(paper: str | Paper, *, size: str = "small", workloads: Sequence[str] | None = None,
+         systems: Sequence[str] | None = None, overrides: Mapping[str, Any] | None = None,
+         options: Mapping[str, Any] | None = None) -> Reproduction:  # fmt: skip
+    """``paper``'s experiment at ``size`` on ``workloads`` (default: the paper's; any of the
+    suite) and ``systems`` (default: all; the baseline is always added), with ``overrides``
+    laid over every system that has their section. ``options``: values of the paper's
+    switches by name, and ``True`` for each study to run alone."""
+    paper = get_paper(paper) if isinstance(paper, str) else paper
+    if size not in SIZES:
+        raise ConfigError(f"size must be one of {', '.join(SIZES)}, got {size!r}")
+    options = dict(options or {})
+    studies = {s.key: s for s in paper.studies}
+    asked = {key: options.pop(key) for key in list(options) if key in studies}
+    alone = tuple(studies[key] for key, on in asked.items() if on)
+    switches = paper.switch_values(options)
+    tree = nested(overrides)
+    if alone and tree:
+        raise ConfigError(f"--set changes simulated systems; --{alone[0].key} simulates none")
+    wanted = None if systems is None else {"baseline", *systems}
+    variants, changed = apply_overrides(paper.variants(wanted, **switches), tree)
+    names = list(paper.workloads) if workloads is None else [w.lower() for w in workloads]
+    for name in names:
+        get_workload(name)  # an unknown name fails now, with the list of known ones
+    return Reproduction(paper, size, tuple(names), tuple(variants), switches, changed, alone)
+
+
+__all__ = ["Reproduction", "plan"]
