@@ -1,0 +1,70 @@
+"""Running a sweep's runs on this machine: in this process for one job, else in a pool of
+worker processes.
+
+Runs are handed out one at a time in the plan's order (input by input), so each worker
+interprets an input once and simulates every run of it that reaches it. Before the pool
+shares out the runs, one worker compiles the timing model (or loads it from numba's cache), as
+a reproduction does (:func:`ndpsim.experiments.runner.compile_timing_model`): every worker
+compiling at once would take minutes and gigabytes each where one compilation serves all.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+from ndpsim.compilation import watch_compilation_for_good, watching_compilation
+from ndpsim.experiments.runner import compile_timing_model
+from ndpsim.sweeps.expansion import Run
+from ndpsim.sweeps.worker import Outcome, Task, execute
+
+#: ``on_done(run, outcome)`` after each run; ``on_compiling(True)`` when numba starts
+#: compiling the simulator, ``on_compiling(False)`` when it is done.
+OnDone = Callable[[Run, Outcome], None]
+OnCompiling = Callable[[bool], None]
+
+
+def _flag_compilations(flag) -> None:
+    """A worker's setup: raise ``flag`` (a multiprocessing event) when it starts compiling."""
+    watch_compilation_for_good(flag.set)
+
+
+def run_local(runs: Sequence[Run], task: Task, jobs: int, on_done: OnDone,
+              on_compiling: OnCompiling) -> None:  # fmt: skip
+    """Every run of ``runs``, ``jobs`` at a time."""
+    if not runs:
+        return
+    jobs = max(1, min(jobs, len(runs)))
+    if jobs == 1:
+        with watching_compilation(lambda: on_compiling(True), lambda: on_compiling(False)):
+            for run in runs:
+                on_done(run, execute(run, task))
+        return
+    context = multiprocessing.get_context()
+    compiling = context.Event()
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context,
+                               initializer=_flag_compilations,
+                               initargs=(compiling,))  # fmt: skip
+    try:
+        warm_up = pool.submit(compile_timing_model, runs[0].preset)
+        while not warm_up.done() and not compiling.wait(0.2):
+            pass
+        compiled = compiling.is_set()
+        if compiled:
+            on_compiling(True)
+        warm_up.result()
+        if compiled:
+            on_compiling(False)
+        pending = {pool.submit(execute, run, task): run for run in runs}
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                on_done(pending.pop(future), future.result())
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)  # an interrupted sweep stops now
+        raise
+    pool.shutdown()
+
+
+__all__ = ["OnCompiling", "OnDone", "run_local"]
