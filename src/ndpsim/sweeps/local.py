@@ -3,9 +3,10 @@ worker processes.
 
 Runs are handed out one at a time in the plan's order (input by input), so each worker
 interprets an input once and simulates every run of it that reaches it. Before the pool
-shares out the runs, one worker compiles the timing model (or loads it from numba's cache), as
-a reproduction does (:func:`ndpsim.experiments.runner.compile_timing_model`): every worker
-compiling at once would take minutes and gigabytes each where one compilation serves all.
+starts, this process compiles the timing model or loads it from numba's cache
+(:func:`ndpsim.experiments.runner.compile_timing_model`): every worker compiling at once would
+take minutes and gigabytes each where one compilation serves all, and forked workers inherit
+the loaded code instead of each loading it again.
 """
 
 from __future__ import annotations
@@ -36,31 +37,29 @@ def run_local(runs: Sequence[Run], task: Task, jobs: int, on_done: OnDone,
     if not runs:
         return
     jobs = max(1, min(jobs, len(runs)))
-    if jobs == 1:
-        with watching_compilation(lambda: on_compiling(True), lambda: on_compiling(False)):
+    with watching_compilation(lambda: on_compiling(True), lambda: on_compiling(False)):
+        if jobs == 1:
             for run in runs:
                 on_done(run, execute(run, task))
-        return
+            return
+        compile_timing_model(runs[0].preset)  # here, once: forked workers inherit it
     context = multiprocessing.get_context()
     compiling = context.Event()
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context,
                                initializer=_flag_compilations,
                                initargs=(compiling,))  # fmt: skip
     try:
-        warm_up = pool.submit(compile_timing_model, runs[0].preset)
-        while not warm_up.done() and not compiling.wait(0.2):
-            pass
-        compiled = compiling.is_set()
-        if compiled:
-            on_compiling(True)
-        warm_up.result()
-        if compiled:
-            on_compiling(False)
         pending = {pool.submit(execute, run, task): run for run in runs}
+        noticed = False  # a worker compiling what the warm-up did not (a kind of its own)
         while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            done, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            if compiling.is_set() and not noticed:
+                noticed = True
+                on_compiling(True)
             for future in done:
                 on_done(pending.pop(future), future.result())
+        if noticed:
+            on_compiling(False)
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)  # an interrupted sweep stops now
         raise
