@@ -4,7 +4,8 @@ it came from, and the counters its study chose.
 A counter is a dotted path into the run's results (``RunResult.as_dict()``: ``time_ps``,
 ``summary.ipc``, ``energy_nj.total``, ``stats.dram.total.row_hits``); a path to a table keeps
 every value inside it, one column per leaf, named by its full path. Lists are kept as JSON
-text. A path the results do not have is an error naming the closest one they do.
+text. A path the results do not have is an error naming the closest one they do, unless it ends
+in ``?`` (a counter only some systems report: empty in the others' rows).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from ndpsim.errors import ConfigError
 from ndpsim.provenance import now_utc
 from ndpsim.sweeps.expansion import Run
+from ndpsim.sweeps.study import OPTIONAL
 
 
 def counter_columns(results: dict[str, Any], counters: Sequence[str],
@@ -24,14 +26,18 @@ def counter_columns(results: dict[str, Any], counters: Sequence[str],
     """{column: value} of ``counters`` in a run's ``results``."""
     out: dict[str, Any] = {}
     for counter in counters:
+        path = counter.removesuffix(OPTIONAL)
         node: Any = results
         walked: list[str] = []
-        for part in counter.split("."):
+        for part in path.split("."):
             if not isinstance(node, dict) or part not in node:
-                raise ConfigError(_missing(counter, walked, node, system))
+                if counter.endswith(OPTIONAL):
+                    break
+                raise ConfigError(_missing(path, walked, node, system))
             node = node[part]
             walked.append(part)
-        out.update(_columns(counter, node))
+        else:
+            out.update(_columns(path, node))
     return out
 
 

@@ -39,6 +39,9 @@ FIXED_COLUMNS = (
     "run_key", "config_hash", "study", "system", "preset", "workload", "size", "seed",
     "ndpsim_version", "git_revision", "git_modified", "finished", "wall_seconds",
 )  # fmt: skip
+#: Ends a counter that some systems' results lack (``summary.offload?``: empty in their rows);
+#: any other counter a run's results lack fails the run, so that a misspelt one is noticed.
+OPTIONAL = "?"
 #: How a random sample draws a key: ``{uniform = [low, high]}`` (a float), ``loguniform`` (a
 #: float, uniform in its logarithm), ``integers`` (an integer, both ends included) or
 #: ``choice`` (one of a list).
@@ -357,20 +360,20 @@ class _Loader:
                 seen[key] = section
 
     def _check_counters(self, counters: list[str], swept: list[str]) -> None:
-        for k, counter in enumerate(counters):
+        paths = [c.removesuffix(OPTIONAL) for c in counters]
+        for k, counter in enumerate(paths):
             where = ("counters", str(k))
             if not _PATH.match(counter):
-                raise self.fail(f"'counters': {counter!r} is not a dotted path into a run's "
-                                "results (e.g. summary.ipc)", where)  # fmt: skip
+                raise self.fail(f"'counters': {counters[k]!r} is not a dotted path into a run's "
+                                "results (e.g. summary.ipc), with '?' at the end if some "
+                                "systems lack it", where)  # fmt: skip
             if counter in FIXED_COLUMNS:
                 raise self.fail(f"'counters': '{counter}' is a column of every result "
                                 "already", where)  # fmt: skip
-            for other in (*counters[:k], *swept):
-                if counter.startswith(f"{other}.") or other.startswith(f"{counter}."):
-                    raise self.fail(f"'counters': '{counter}' and '{other}' overlap (one is "
-                                    "inside the other)", where)  # fmt: skip
-                if counter == other:
-                    raise self.fail(f"'counters': '{counter}' is also a swept key", where)
+            for other in (*paths[:k], *swept):
+                if _overlap(counter, other):
+                    raise self.fail(f"'counters': '{counter}' and '{other}' overlap (the same, "
+                                    "or one inside the other)", where)  # fmt: skip
 
     def _system(self, k: int, entry: SystemEntry) -> System:
         where = ("systems", str(k))
@@ -442,6 +445,7 @@ __all__ = [
     "DISTRIBUTIONS",
     "FIXED_COLUMNS",
     "MAX_RUNS",
+    "OPTIONAL",
     "Distribution",
     "Study",
     "StudyFile",
