@@ -14,8 +14,9 @@ from ndpsim.cli.main import app, console, reports_errors
 from ndpsim.cli.paths import output_directory
 from ndpsim.cli.progress import tracking
 from ndpsim.compilation import COMPILING_NOTICE
+from ndpsim.errors import ConfigError
 from ndpsim.sweeps.expansion import Run, counts
-from ndpsim.sweeps.sweep import Sweep, prepare
+from ndpsim.sweeps.sweep import BACKENDS, Sweep, prepare
 from ndpsim.sweeps.worker import Outcome
 
 #: The most runs ``--dry-run`` lists one by one.
@@ -41,9 +42,25 @@ def sweep(
     dry_run: bool = typer.Option(
         False, "--dry-run", help="List the runs and which are stored; run nothing."
     ),
+    backend: str = typer.Option(
+        "local",
+        "--backend",
+        metavar="local|ray",
+        help="local: worker processes on this machine; ray: Ray tasks, on a local Ray "
+        "instance of --jobs CPUs or a cluster (pip install 'ndpsim[ray]').",
+    ),
+    ray_address: str = typer.Option(
+        None,
+        "--ray-address",
+        help="The Ray cluster to run on (default: RAY_ADDRESS, else a local instance).",
+    ),
 ) -> None:
     """Run a design-space study: every system, swept value, workload, size and seed; runs
     already in the result directory are not run again, so a killed sweep resumes."""
+    if backend not in BACKENDS:
+        raise ConfigError(f"--backend {backend!r}: expected one of {', '.join(BACKENDS)}")
+    if ray_address and backend != "ray":
+        raise ConfigError("--ray-address is for --backend ray")
     work = prepare(study, out)
     _describe(work)
     if dry_run:
@@ -55,7 +72,7 @@ def sweep(
     output_directory(work.store.root, "--out")
     to_run = len(work.pending)
     start = time.perf_counter()
-    failed = _run(work, jobs)
+    failed = _run(work, jobs, backend, ray_address)
     elapsed = time.perf_counter() - start
     console.print(f"{to_run - len(failed)} runs stored in {escape(str(work.store.root))} in "
                   f"{elapsed:.1f} s ({elapsed / to_run:.3f} s a run with {jobs} "
@@ -93,7 +110,8 @@ def _list(work: Sweep) -> None:
         console.print(f"... and {len(work.plan.runs) - LISTED_RUNS} more", highlight=False)
 
 
-def _run(work: Sweep, jobs: int) -> list[tuple[Run, Outcome]]:
+def _run(work: Sweep, jobs: int, backend: str,
+         ray_address: str | None) -> list[tuple[Run, Outcome]]:  # fmt: skip
     """Every pending run, a bar (or a line per run in a log) saying how many are done,
     running and failed, and the time left."""
     total = len(work.pending)
@@ -112,4 +130,5 @@ def _run(work: Sweep, jobs: int) -> list[tuple[Run, Outcome]]:
         def compiling(started: bool) -> None:
             tracker.note(COMPILING_NOTICE if started else "compiled")
 
-        return work.run(jobs=jobs, on_done=done, on_compiling=compiling)
+        return work.run(jobs=jobs, backend=backend, ray_address=ray_address, on_done=done,
+                        on_compiling=compiling)  # fmt: skip

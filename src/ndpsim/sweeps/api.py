@@ -16,13 +16,15 @@ from ndpsim.sweeps.worker import Outcome
 
 
 def sweep(study: Path | str | dict[str, Any], *, jobs: int = 1, out: Path | str | None = None,
+          backend: str = "local", ray_address: str | None = None,
           on_done=None) -> ResultStore:  # fmt: skip
     """Run every run of ``study`` (a TOML file, or a dict of its keys) that its result store
     (``out``, default ``results/sweep-NAME``) lacks, ``jobs`` at a time, and return the store.
-    ``on_done(run, outcome)`` follows each run. Runs that fail are not stored; once the others
-    ran, a SimulationError names them."""
+    ``backend="ray"`` runs them as Ray tasks (a local instance, or the cluster at
+    ``ray_address`` or ``RAY_ADDRESS``). ``on_done(run, outcome)`` follows each run. Runs that
+    fail are not stored; once the others ran, a SimulationError names them."""
     work = prepare(study, out)
-    failures = work.run(jobs=jobs, on_done=on_done)
+    failures = work.run(jobs=jobs, backend=backend, ray_address=ray_address, on_done=on_done)
     if failures:
         raise SimulationError(_failed(failures))
     return work.store

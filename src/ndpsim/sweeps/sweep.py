@@ -21,8 +21,8 @@ from ndpsim.sweeps.worker import Outcome, Task
 
 #: Where a study's results go unless told otherwise: ``results/sweep-NAME``.
 RESULTS_ROOT = Path("results")
-#: Where runs can be executed.
-BACKENDS = ("local",)
+#: Where runs are executed: this machine's processes, or Ray tasks (the ``ray`` extra).
+BACKENDS = ("local", "ray")
 
 
 def default_out(study: Study) -> Path:
@@ -42,10 +42,13 @@ class Sweep:
     def stored(self) -> int:
         return len(self.plan.runs) - len(self.pending)
 
-    def run(self, jobs: int = 1, backend: str = "local", on_done: OnDone | None = None,
+    def run(self, jobs: int = 1, backend: str = "local", ray_address: str | None = None,
+            on_done: OnDone | None = None,
             on_compiling: OnCompiling | None = None) -> list[tuple[Run, Outcome]]:  # fmt: skip
         """Run every pending run, ``jobs`` at a time, storing each as it ends; the runs that
-        failed, with why (they are not stored: the next sweep tries them again)."""
+        failed, with why (they are not stored: the next sweep tries them again). ``backend``
+        "ray" runs them as Ray tasks, on a local instance of ``jobs`` CPUs or on the cluster
+        at ``ray_address`` (default: ``RAY_ADDRESS``)."""
         if backend not in BACKENDS:
             raise ConfigError(f"--backend {backend!r}: expected one of {', '.join(BACKENDS)}")
         if jobs < 1:
@@ -60,7 +63,13 @@ class Sweep:
             if on_done is not None:
                 on_done(run, outcome)
 
-        run_local(self.pending, task, jobs, done, on_compiling or _ignore)
+        compiling = on_compiling or _ignore
+        if backend == "ray":
+            from ndpsim.sweeps.ray_tasks import run_ray  # Ray is imported only when used
+
+            run_ray(self.pending, task, jobs, ray_address, done, compiling)
+        else:
+            run_local(self.pending, task, jobs, done, compiling)
         failed = {run.key for run, _ in self.failures}
         self.pending = tuple(run for run in self.pending if run.key in failed)
         return self.failures
