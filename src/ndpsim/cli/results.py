@@ -35,9 +35,9 @@ def results(
         None,
         "--query",
         "-q",
-        help="SQL over the view `runs` (DuckDB), "
-        'e.g. "SELECT system, avg(\\"summary.ipc\\") FROM runs GROUP BY '
-        'system"; dotted column names are quoted.',
+        metavar="SQL",
+        help="SQL over the view `runs` (DuckDB), e.g. 'SELECT system, "
+        'avg("summary.ipc") FROM runs GROUP BY system\'; dotted column names are quoted.',
     ),
     plot: str = typer.Option(
         None,
@@ -47,10 +47,16 @@ def results(
         "--query is given), a line or bars per HUE.",
     ),
     out: Path = typer.Option(
-        None, "--out", help="Directory for the plot's PDF and PNG (default: the result directory)."
+        None,
+        "--out",
+        metavar="DIR",
+        help="Directory for the plot's PDF and PNG (default: the result directory).",
     ),
     json_path: Path = typer.Option(
-        None, "--json", help="Write the rows as JSON here ('-': to standard output)."
+        None,
+        "--json",
+        metavar="FILE",
+        help="Write the rows as JSON here ('-': to standard output).",
     ),
 ) -> None:
     """Query and plot the runs a sweep stored: without --query, say what is there."""

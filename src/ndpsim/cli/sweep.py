@@ -34,10 +34,14 @@ def sweep(
         "--jobs",
         "-j",
         min=1,
+        metavar="N",
         help="Runs at a time, each in a worker process (default 1: in this process).",
     ),
     out: Path = typer.Option(
-        None, "--out", help="The result directory (default: results/sweep-NAME, NAME the study's)."
+        None,
+        "--out",
+        metavar="DIR",
+        help="The result directory (default: results/sweep-NAME, NAME the study's).",
     ),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="List the runs and which are stored; run nothing."
@@ -47,11 +51,12 @@ def sweep(
         "--backend",
         metavar="local|ray",
         help="local: worker processes on this machine; ray: Ray tasks, on a local Ray "
-        "instance of --jobs CPUs or a cluster (pip install 'ndpsim[ray]').",
+        "instance of --jobs CPUs or a cluster (pip install 'ndpsim\\[ray]').",
     ),
     ray_address: str = typer.Option(
         None,
         "--ray-address",
+        metavar="ADDRESS",
         help="The Ray cluster to run on (default: RAY_ADDRESS, else a local instance).",
     ),
 ) -> None:
