@@ -91,7 +91,8 @@ def _describe(store) -> None:
     (first,) = summary.to_pylist()
     console.print(f"{first['runs']} runs of {first['studies']} "
                   f"stud{'y' if first['studies'] == 1 else 'ies'} in {escape(str(store.root))}, "
-                  f"finished {first['first']} to {first['last']}", highlight=False)  # fmt: skip
+                  f"finished {first['first']} to {first['last']}", highlight=False,
+                  soft_wrap=True)  # fmt: skip
     table = Table(title="columns of the view `runs`", title_justify="left")
     table.add_column("column")
     table.add_column("type")

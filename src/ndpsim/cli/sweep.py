@@ -81,13 +81,13 @@ def sweep(
     elapsed = time.perf_counter() - start
     console.print(f"{to_run - len(failed)} runs stored in {escape(str(work.store.root))} in "
                   f"{elapsed:.1f} s ({elapsed / to_run:.3f} s a run with {jobs} "
-                  f"job{'s' if jobs > 1 else ''})", highlight=False)  # fmt: skip
+                  f"job{'s' if jobs > 1 else ''})", highlight=False, soft_wrap=True)  # fmt: skip
     if failed:
         for run, outcome in failed:
             console.print(f"[red]failed:[/] {escape(run.label())}: {escape(outcome.error or '')}",
                           highlight=False, soft_wrap=True)  # fmt: skip
         console.print(f"[red]{len(failed)} runs failed[/]; they are not stored, and the next "
-                      "sweep runs them again", highlight=False)  # fmt: skip
+                      "sweep runs them again", highlight=False, soft_wrap=True)  # fmt: skip
         raise typer.Exit(1)
 
 
