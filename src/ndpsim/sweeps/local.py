@@ -14,8 +14,10 @@ from __future__ import annotations
 import multiprocessing
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 
 from ndpsim.compilation import watch_compilation_for_good, watching_compilation
+from ndpsim.errors import SimulationError
 from ndpsim.experiments.runner import compile_timing_model
 from ndpsim.sweeps.expansion import Run
 from ndpsim.sweeps.worker import Outcome, Task, execute
@@ -57,7 +59,16 @@ def run_local(runs: Sequence[Run], task: Task, jobs: int, on_done: OnDone,
                 noticed = True
                 on_compiling(True)
             for future in done:
-                on_done(pending.pop(future), future.result())
+                run = pending.pop(future)
+                try:
+                    outcome = future.result()
+                except BrokenProcessPool:
+                    raise SimulationError(
+                        "a worker process died (out of memory, or killed) with runs in "
+                        "flight; the runs stored so far are kept: run the sweep again to "
+                        "resume it"
+                    ) from None
+                on_done(run, outcome)
         if noticed:
             on_compiling(False)
     except BaseException:
