@@ -2,7 +2,7 @@
 # Install ndpsim with its test tools, lint, and run the test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NDPSIM_EXTRAS="[test]" . scripts/_install.sh
+NDPSIM_EXTRAS="[test,ray]" . scripts/_install.sh
 ruff check .
 ruff format --check .
 python -m pytest "$@"

@@ -1,6 +1,7 @@
-"""``ndpsim.run``, ``ndpsim.analyze`` and ``ndpsim.reproduce``: the examples of docs/api.md and
-the README executed as written, each verb giving what its command gives, refusing what its
-command refuses before any work, and the package importing the API only when it is used."""
+"""``ndpsim.run``, ``ndpsim.analyze``, ``ndpsim.reproduce``, ``ndpsim.sweep`` and
+``ndpsim.results``: the examples of docs/api.md and the README executed as written, each verb
+giving what its command gives, refusing what its command refuses before any work, and the
+package importing the API only when it is used."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 import ndpsim
+from ndpsim import sweeps
 from ndpsim.cli.main import app
 from ndpsim.errors import ConfigError, PTXError, WorkloadError
 from ndpsim.workloads.base import KERNEL_DIR
@@ -125,6 +127,12 @@ def test_reproduce_runs_a_study_alone_and_refuses_an_unknown_switch():
         ndpsim.reproduce("tom", systems=["ctrl-xmap"])
     with pytest.raises(ConfigError, match="seeds must be at least 1"):
         ndpsim.reproduce("tom", seeds=0)
+
+
+def test_sweep_and_results_are_verbs_of_the_package(tmp_path):
+    assert ndpsim.sweep is sweeps.sweep and ndpsim.results is sweeps.results
+    with pytest.raises(ConfigError, match="neither a sweep's result directory nor a study file"):
+        ndpsim.results(tmp_path / "nowhere")
 
 
 def test_the_package_imports_the_api_only_when_a_verb_is_used():

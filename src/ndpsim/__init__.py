@@ -12,10 +12,15 @@ __version__ = "0.1.0"
 numba_cache.install(__name__, Path(__file__).parent)
 
 
+#: The command line's verbs, as functions of :mod:`ndpsim.api`.
+_VERBS = ("run", "analyze", "reproduce", "sweep", "results")
+
+
 def __getattr__(name: str):
-    """``ndpsim.run``, ``ndpsim.analyze`` and ``ndpsim.reproduce`` (:mod:`ndpsim.api`), imported
-    on first use: by name rather than by an import statement, which would add the whole API to
-    the import closure that stamps the compiled timing model's cache."""
-    if name in ("run", "analyze", "reproduce"):
+    """``ndpsim.run``, ``ndpsim.analyze``, ``ndpsim.reproduce``, ``ndpsim.sweep`` and
+    ``ndpsim.results`` (:mod:`ndpsim.api`), imported on first use: by name rather than by an
+    import statement, which would add the whole API to the import closure that stamps the
+    compiled timing model's cache."""
+    if name in _VERBS:
         return getattr(importlib.import_module("ndpsim.api"), name)
     raise AttributeError(f"module 'ndpsim' has no attribute {name!r}")

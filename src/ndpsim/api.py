@@ -1,5 +1,7 @@
 """ndpsim from Python: the command line's verbs as functions returning data, reachable as
-``ndpsim.run``, ``ndpsim.analyze`` and ``ndpsim.reproduce``.
+``ndpsim.run``, ``ndpsim.analyze``, ``ndpsim.reproduce``, ``ndpsim.sweep`` and
+``ndpsim.results`` (the last two are :mod:`ndpsim.sweeps`'s, gathered here so that one module
+holds every verb).
 
 Each takes its command's options under the same names (``size``, ``seed``, ``workloads``,
 ``systems``, ``overrides`` for ``--set``) and refuses what the command refuses with the same
@@ -25,6 +27,7 @@ from ndpsim.experiments.store import RunStore
 from ndpsim.frontend.ir import Function
 from ndpsim.frontend.parser import parse_ptx_file
 from ndpsim.simt.limits import Limits
+from ndpsim.sweeps.api import results, sweep
 from ndpsim.systems import RunResult, build_system, load_system_config
 from ndpsim.workloads import SIZES, get_workload, kernel_module, run_workload
 
@@ -110,4 +113,4 @@ def reproduce(paper: str, *, size: str = "small", seed: int = 0, seeds: int = 1,
     return {**reproduction.document(reproduction.run(seed, jobs, store), seed), **studies}
 
 
-__all__ = ["analyze", "ptx_functions", "reproduce", "run"]
+__all__ = ["analyze", "ptx_functions", "reproduce", "results", "run", "sweep"]

@@ -56,7 +56,8 @@ def _shorts(param) -> list[str]:
 def test_the_walk_finds_every_command():
     found = {" ".join(path) for path, _ in LEAVES}
     papers_commands = {f"reproduce {name}" for name in papers()}
-    assert {"run", "systems", "analyze", "dram-trace", "workloads run", "workloads list"} <= found
+    assert {"run", "systems", "analyze", "dram-trace", "workloads run", "workloads list",
+            "sweep", "results"} <= found  # fmt: skip
     assert papers_commands <= found
 
 

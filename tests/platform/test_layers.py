@@ -22,7 +22,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "hw energy",
         "policy",
         "systems",
-        "experiments",
+        "experiments sweeps",
         "reports",
         "api",
         "cli",

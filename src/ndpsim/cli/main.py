@@ -58,7 +58,15 @@ def main(
 
 
 def _register() -> None:
-    from ndpsim.cli import analyze, dram, reproduce, run, workloads  # noqa: F401  (each adds its commands)
+    from ndpsim.cli import (  # noqa: F401  (each adds its commands)
+        analyze,
+        dram,
+        reproduce,
+        results,
+        run,
+        sweep,
+        workloads,
+    )
 
 
 _register()

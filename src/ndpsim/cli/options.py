@@ -114,8 +114,11 @@ def json_file(what: str, default: str | None = None, tables: bool = True) -> Any
     return _option(None, "--json", f"{text}{then}.", callback=_json_destination)
 
 
-def jobs() -> Any:
-    return _option(None, "--jobs", "Worker processes (default: one per core).", min=1)
+def jobs(default: int | None = None, meaning: str = "one per core") -> Any:
+    """``--jobs``: how many worker processes, ``default`` (None: one per core) ``meaning``
+    what it does."""
+    return _option(default, "--jobs", f"Worker processes (default: {meaning}).", min=1,
+                   show_default=False)  # fmt: skip
 
 
 def kernel(help: str) -> Any:

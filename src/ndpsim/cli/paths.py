@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,10 +54,10 @@ def output_directory(path: Path, option: str) -> Path:
     return path
 
 
-def write_json(path: Path, document: Any) -> None:
+def write_json(path: Path, document: Any, default: Callable[[Any], Any] | None = None) -> None:
     """``document`` as indented JSON in ``path`` (checked by :func:`output_file`), or on
-    standard output."""
-    text = json.dumps(document, indent=2)
+    standard output; ``default`` turns what JSON has no type for into what it has."""
+    text = json.dumps(document, indent=2, default=default)
     if to_stdout(path):
         typer.echo(text)
     else:

@@ -37,7 +37,7 @@ def _dotted(tree: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]
             yield path, value
 
 
-def _has_section(config: Any, section: str) -> bool:
+def has_section(config: Any, section: str) -> bool:
     """Whether ``config`` has the optional section ``section`` (a section every system has, or
     an unknown key, counts as present: validation names the latter)."""
     return section not in type(config).model_fields or getattr(config, section) is not None
@@ -64,7 +64,7 @@ def apply_overrides(variants: Sequence[Variant], overrides: dict[str, Any],
                 "is what tells them apart or one of the command's own options (see --help)"
             )
         section = key.split(".", 1)[0]
-        receivers = [name for name, config in configs.items() if _has_section(config, section)]
+        receivers = [name for name, config in configs.items() if has_section(config, section)]
         if not receivers:
             raise ConfigError(f"--set {key}: none of the systems run ({', '.join(configs)}) "
                               f"has a [{section}] section")  # fmt: skip
@@ -72,7 +72,7 @@ def apply_overrides(variants: Sequence[Variant], overrides: dict[str, Any],
     out = []
     for v in variants:
         mine = {section: tree for section, tree in overrides.items()
-                if _has_section(configs[v.name], section)}  # fmt: skip
+                if has_section(configs[v.name], section)}  # fmt: skip
         if mine:
             v = replace(v, overrides=merge(v.overrides, mine))
             try:
@@ -113,4 +113,4 @@ def _clash(tree: Mapping[str, Any], branch: Mapping[str, Any], prefix: str = "")
     return None
 
 
-__all__ = ["apply_overrides", "nested"]
+__all__ = ["apply_overrides", "has_section", "nested"]
