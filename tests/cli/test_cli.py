@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import struct
+import subprocess
+import sys
 import zipfile
 
 import numpy as np
@@ -87,6 +90,15 @@ def test_workloads_list_and_version():
     assert listing.exit_code == 0 and "vadd" in listing.output and "lib" in listing.output
     version = runner.invoke(app, ["--version"])
     assert version.exit_code == 0 and version.output.startswith("ndpsim ")
+
+
+def test_python_m_ndpsim_is_the_command_with_every_command_registered():
+    done = subprocess.run([sys.executable, "-m", "ndpsim", "--help"], capture_output=True,
+                          text=True, env={**os.environ, "COLUMNS": "200"})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Usage: ndpsim " in done.stdout
+    listed = {line.split()[1] for line in done.stdout.splitlines() if line.startswith("│ ")}
+    assert {"run", "reproduce", "sweep", "results", "workloads"} <= listed
 
 
 def test_run_prints_a_summary_and_writes_every_counter_as_json(tmp_path):

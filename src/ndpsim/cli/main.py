@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import sys
 from collections.abc import Callable
 
 import typer
@@ -70,6 +69,3 @@ def _register() -> None:
 
 
 _register()
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(app())
