@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from ndpsim.cli.main import app
 from ndpsim.trace.dram_requests import trace_requests
 from ndpsim.trace.saved import MANIFEST, read_saved_trace
-from ndpsim.workloads import execute_workload
+from ndpsim.workloads import base, execute_workload
 from ndpsim.workloads.own_kernel import OwnKernel
 from ndpsim.workloads.replay import save_run
 from tests.workloads.own_kernels import write_ptx
@@ -24,6 +24,14 @@ SAXPY_ARGS = ["--arg", "i32:5000", "--arg", "f32:2.5", "--arg", "buf:f32:5000:un
               "--arg", "buf:f32:5000:uniform(0,1)"]  # fmt: skip
 #: What differs between two results files of the same simulation run from different inputs.
 NOT_RESULTS = ("input", "provenance", "wall_seconds")
+
+
+@pytest.fixture(autouse=True)
+def own_registry(monkeypatch):
+    """The example registers saxpy with the suite when it is loaded; forgotten after each test,
+    so that the tests after these see the suite alone (its help lists the suite's names)."""
+    base.workload_names()
+    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
 
 
 def _run(*args: str, out: Path) -> dict:

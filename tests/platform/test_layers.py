@@ -1,7 +1,7 @@
 """Imports point one way: every package of ndpsim sits in a layer and imports only from its own
 layer or lower ones (errors -> frontend -> analysis -> trace -> functional -> engine -> hw ->
-policy -> systems -> experiments -> reports -> api -> cli), so a component never reaches up into
-what is built from it. Every module of the package must be placed in a layer."""
+policy -> systems -> experiments and sweeps -> reports -> api -> cli), so a component never
+reaches up into what is built from it. Every module of the package must be placed in a layer."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "experiments sweeps",
         "reports",
         "api",
-        "cli",
+        "cli __main__",  # python -m ndpsim runs the command line
     )
 )
 LAYER_OF = {name: level for level, names in enumerate(LAYERS) for name in names}
