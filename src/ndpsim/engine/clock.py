@@ -13,6 +13,8 @@ from ndpsim.errors import ConfigError
 
 PS_PER_NS = 1000
 PS_PER_S = 1_000_000_000_000
+#: A time (or cycle) that never comes: far from overflow when added to.
+NEVER = ((1 << 63) - 1) // 4
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from numba import njit
 
 from ndpsim.engine import events as ev
 from ndpsim.engine import fifo, kinds
+from ndpsim.engine.clock import NEVER
 from ndpsim.hw import cache as cachemod
 from ndpsim.hw import link as linkmod
 from ndpsim.hw.gpu import offload as ofl
@@ -57,8 +58,6 @@ from ndpsim.trace.work import (
     tx_bytes,
     tx_line,
 )
-
-NEVER = np.iinfo(np.int64).max // 4
 
 # slot states; a GPU warp whose block was offloaded waits for NSU buffer credits (SNDP,
 # CREDIT_WAIT) and its live-in registers (OFFLOAD_WAIT), then for the acknowledgement

@@ -47,6 +47,8 @@ from numba import njit
 
 from ndpsim.engine import events as ev
 from ndpsim.engine import fifo, kinds, loop
+from ndpsim.engine.assemble import Clock, assemble
+from ndpsim.engine.clock import NEVER
 from ndpsim.hw import cache as cachemod
 from ndpsim.hw import link as linkmod
 from ndpsim.hw.dram import controller as ctl
@@ -54,10 +56,10 @@ from ndpsim.hw.dram.mapping import BANK, BANKGROUP, CHANNEL, COLUMN, CUBE, RANK,
 from ndpsim.hw.gpu import offload as ofl
 from ndpsim.hw.gpu import requests as rq
 from ndpsim.hw.gpu import sm as smmod
-from ndpsim.hw.gpu.sm import NEVER
 from ndpsim.trace.trace import MemoryKind, MemorySpace
 from ndpsim.trace.work import (
     W_NUM_CTAS,
+    KernelWork,
     inst_lanes,
     inst_mem,
     mem_kind,
@@ -74,6 +76,8 @@ EV_OFFLOAD_SEND, EV_OFFLOAD_DONE = smmod.EV_OFFLOAD_SEND, smmod.EV_OFFLOAD_DONE
     __name__, "MEM_ARRIVE", "DRAM_DONE", "L2_FILL", "SM_FILL", "NDP_FILL", "OFFLOAD_ARRIVE",
     "OFFLOAD_ACK", "BUFFER_FILL",
 )  # fmt: skip
+#: The handler of each event kind, from which the engine assembles the loop.
+HANDLERS = kinds.Handlers("the GPU model", __file__)
 
 (M_SLICES, M_L2_LATENCY, M_L2_PERIOD, M_XBAR_LATENCY, M_HEADER, M_LINE, M_TCK, M_CUBES,
  M_CHANNELS_PER_CUBE, M_L2_ENABLED, M_HEADROOM, M_HIST_BIN_PS, M_GPU_SMS,
@@ -202,6 +206,7 @@ def _enqueue(dram, pool, rid, cycle):
                        cycle)  # fmt: skip
 
 
+@HANDLERS.on(EV_MEM_ARRIVE)
 @njit(cache=True, inline="always")
 def _mem_arrive(mem, dram, events, pool, rid, now):
     ch = pool.fields[rid, rq.Q_CHANNEL]
@@ -309,6 +314,7 @@ def _l2_request(mem, l2, links, events, pool, rid, now, retry):
     _to_memory(mem, links, events, pool, rid, now + latency)
 
 
+@HANDLERS.on(EV_DRAM_DONE)
 @njit(cache=True, inline="always")
 def _dram_done(mem, links, events, pool, rid, now):
     f = pool.fields[rid]
@@ -366,6 +372,7 @@ def _mshr_waiter(mem, l2, pool, slice_):
     return fifo.pop(mem.mshr_wait_head, pool.fields[:, rq.Q_L2_NEXT], slice_)
 
 
+@HANDLERS.on(EV_SM_FILL)
 @njit(cache=True, inline="always")
 def _sm_fill(sm, work, l1, mem, off, events, pool, rid, now):
     f = pool.fields[rid]
@@ -398,6 +405,7 @@ def _stack_of(mem, s):
     return s - mem.params[M_GPU_SMS]
 
 
+@HANDLERS.on(EV_NDP_REQUEST)
 @njit(cache=True)
 def _ndp_request(mem, links, events, pool, rid, now):
     """A stack SM's request leaves the logic layer for its vault: directly when the vault is in
@@ -432,6 +440,7 @@ def _ndp_respond(mem, links, events, pool, rid, now):
     ev.push(events, now, EV_NDP_FILL, rid, 0)
 
 
+@HANDLERS.on(EV_NDP_FILL)
 @njit(cache=True)
 def _ndp_fill(sm, work, l1, mem, off, events, pool, rid, now):
     f = pool.fields[rid]
@@ -502,6 +511,7 @@ def _forward(mem, links, events, pool, rid, cube, now):
     ev.push(events, now, EV_BUFFER_FILL, rid, 0)
 
 
+@HANDLERS.on(EV_BUFFER_FILL)
 @njit(cache=True)
 def _buffer_fill(sm, work, mem, off, pool, rid, now):
     f = pool.fields[rid]
@@ -511,6 +521,7 @@ def _buffer_fill(sm, work, mem, off, pool, rid, now):
     rq.release(pool, rid)
 
 
+@HANDLERS.on(EV_OFFLOAD_SEND)
 @njit(cache=True)
 def _offload_send(mem, work, links, events, off, i, now):
     d = off.inst_dest[i]
@@ -520,6 +531,7 @@ def _offload_send(mem, work, links, events, off, i, now):
     ev.push(events, now, EV_OFFLOAD_ARRIVE, i, 0)
 
 
+@HANDLERS.on(EV_OFFLOAD_ARRIVE)
 @njit(cache=True)
 def _offload_arrive(sm, work, l1, mem, off, events, i, now):
     """An offload request reached its stack: it runs now if the stack SM has a free warp slot,
@@ -544,6 +556,7 @@ def _written_lines(work, off, i):
     return n
 
 
+@HANDLERS.on(EV_OFFLOAD_DONE)
 @njit(cache=True)
 def _offload_done(sm, work, l1, mem, links, events, off, s, w, now):
     """Stack slot ``w`` of SM ``s`` finished its block: acknowledge it over the RX link and
@@ -564,6 +577,7 @@ def _offload_done(sm, work, l1, mem, links, events, off, s, w, now):
     ev.push(events, now, EV_OFFLOAD_ACK, i, 0)
 
 
+@HANDLERS.on(EV_OFFLOAD_ACK)
 @njit(cache=True)
 def _offload_ack(sm, work, l1, l2, mem, off, events, page, i, now):
     """The acknowledgement reached the GPU: the lines the block wrote are invalidated in the L2
@@ -596,111 +610,130 @@ def _offload_ack(sm, work, l1, l2, mem, off, events, page, i, now):
 
 
 # ------------------------------------------------------------------------------- loop
-@njit(cache=True, _nrt=False)
-def advance(sm, work, l1, pool, links, events, sm_port, page, mem, l2, dram, off, until):
-    """Run until every CTA finished and every request completed (``FINISHED``), the next thing
-    happens after ``until`` (``EPOCH_END``), the event queue or the request pool is nearly full
-    (``GROW``: enlarge them and call again), nothing at all can happen any more although
-    work is left (``STUCK``), or TOM's learning phase has seen all the instances it wanted
-    (``REQUESTED``: choose the mapping and call again). Returns (status, time reached); the
-    statuses are :mod:`ndpsim.engine.loop`'s, which drives it through :class:`Launch`."""
-    sms = sm.params[smmod.S_COUNT]
-    requests = pool.free.shape[0]
-    num_ctas = work.params[W_NUM_CTAS]
-    channels = mem.tick_at.shape[0]
-    room = mem.params[M_HEADROOM]
-    learning = off.control[ofl.C_LEARNING] != 0
+class GpuState(NamedTuple):
+    """Every component of the compiled model: what its handlers and clocks receive."""
+
+    sm: smmod.SmState
+    work: KernelWork
+    l1: cachemod.Caches
+    pool: rq.RequestPool
+    links: linkmod.Links
+    events: ev.EventQueue
+    sm_port: np.ndarray  # int64[sms]: each SM's link to the crossbar
+    page: np.ndarray
+    mem: MemorySide
+    l2: cachemod.Caches
+    dram: ctl.DramState
+    off: ofl.OffloadState
+
+
+@HANDLERS.on(EV_L2_REQUEST, EV_L2_FILL)
+def _l2_event(sm, l1, l2, mem, links, events, pool, off, kind, rid, now):
+    """A request reaching its L2 slice, or a fill after which requests waiting for an MSHR go
+    on, oldest first, for as long as MSHRs stay free (one that hits or merges takes none, so the
+    next may go too). One handler for both: each inlined copy of ``_l2_request`` costs seconds
+    of compilation."""
+    if kind == EV_L2_REQUEST and pool.fields[rid, rq.Q_KIND] >= rq.R_RDF:
+        _partitioned_at_l2(sm, l1, l2, mem, links, events, pool, off, rid, now)
+        return
+    freed = -1  # the slice whose MSHR a fill freed
+    if kind == EV_L2_FILL:
+        freed = _l2_fill(mem, l2, links, events, pool, rid, now)
+        rid = _mshr_waiter(mem, l2, pool, freed)
+    while rid >= 0:
+        _l2_request(mem, l2, links, events, pool, rid, now, freed >= 0)
+        rid = _mshr_waiter(mem, l2, pool, freed)
+
+
+@njit(cache=True, inline="always")
+def _channels_next(mem):
+    return mem.tick_min[0]
+
+
+@njit(cache=True, inline="always")
+def _channels_tick(mem, dram, events, pool, now):
+    """Every DRAM channel due at ``now`` runs; the earliest next one is kept."""
+    t_tick = NEVER
+    for ch in range(mem.tick_at.shape[0]):
+        if mem.tick_at[ch] == now:
+            _dram_tick(mem, dram, events, pool, ch, now)
+        if mem.tick_at[ch] < t_tick:
+            t_tick = mem.tick_at[ch]
+    mem.tick_min[0] = t_tick
+
+
+@njit(cache=True, inline="always")
+def _sms_next(sm):
+    return sm.sm_min[0]
+
+
+@njit(cache=True, inline="always")
+def _sms_tick(sm, work, l1, pool, links, events, sm_port, page, off, now):
+    """Every SM whose clock edge is ``now`` runs a cycle; the earliest next edge is kept."""
     skip_idle = sm.params[smmod.S_SKIP_IDLE] != 0
-    now = 0
-    while True:
-        if events.meta[2] < room or pool.meta[0] < room:
-            return loop.GROW, now
-        if sm.counters[3] == num_ctas and pool.meta[0] == requests:
-            # Every CTA finished and every request (writes included) completed; what is left
-            # in the queue (refresh ticks) belongs to the memory, not to this kernel.
-            end = mem.progress[1]
-            for s in range(sms):
-                end = max(end, sm.clock_last[s])
-            return loop.FINISHED, end
-        t_event = ev.peek_time(events)
-        if t_event < 0:
-            t_event = NEVER
-        t_tick = mem.tick_min[0]
-        t_sm = sm.sm_min[0]
-        now = min(t_event, t_tick, t_sm)
-        if now >= NEVER:
-            return loop.STUCK, now
-        if now > until:
-            return loop.EPOCH_END, until
-        if t_event == now:
-            t, kind, a0, a1 = ev.pop(events)
-            if kind == EV_L2_REQUEST and pool.fields[a0, rq.Q_KIND] >= rq.R_RDF:
-                _partitioned_at_l2(sm, l1, l2, mem, links, events, pool, off, a0, t)
-            elif kind in (EV_L2_REQUEST, EV_L2_FILL):
-                # After a fill, requests waiting for an MSHR go on, oldest first, for as long
-                # as MSHRs stay free (one that hits or merges takes none, so the next may go
-                # too). One call site for both: each inlined copy of _l2_request costs
-                # seconds of compilation.
-                freed = -1  # the slice whose MSHR a fill freed
-                rid = a0
-                if kind == EV_L2_FILL:
-                    freed = _l2_fill(mem, l2, links, events, pool, a0, t)
-                    rid = _mshr_waiter(mem, l2, pool, freed)
-                while rid >= 0:
-                    _l2_request(mem, l2, links, events, pool, rid, t, freed >= 0)
-                    rid = _mshr_waiter(mem, l2, pool, freed)
-            elif kind == EV_MEM_ARRIVE:
-                _mem_arrive(mem, dram, events, pool, a0, t)
-            elif kind == EV_DRAM_DONE:
-                _dram_done(mem, links, events, pool, a0, t)
-            elif kind == EV_SM_FILL:
-                _sm_fill(sm, work, l1, mem, off, events, pool, a0, t)
-            elif kind == EV_NDP_REQUEST:
-                _ndp_request(mem, links, events, pool, a0, t)
-            elif kind == EV_NDP_FILL:
-                _ndp_fill(sm, work, l1, mem, off, events, pool, a0, t)
-            elif kind == EV_BUFFER_FILL:
-                _buffer_fill(sm, work, mem, off, pool, a0, t)
-            elif kind == EV_OFFLOAD_SEND:
-                _offload_send(mem, work, links, events, off, a0, t)
-            elif kind == EV_OFFLOAD_ARRIVE:
-                _offload_arrive(sm, work, l1, mem, off, events, a0, t)
-            elif kind == EV_OFFLOAD_DONE:
-                _offload_done(sm, work, l1, mem, links, events, off, a0, a1, t)
-            elif kind == EV_OFFLOAD_ACK:
-                _offload_ack(sm, work, l1, l2, mem, off, events, page, a0, t)
-            continue
-        if t_tick == now:
-            t_tick = NEVER
-            for ch in range(channels):
-                if mem.tick_at[ch] == now:
-                    _dram_tick(mem, dram, events, pool, ch, now)
-                if mem.tick_at[ch] < t_tick:
-                    t_tick = mem.tick_at[ch]
-            mem.tick_min[0] = t_tick
-            continue
-        t_sm = NEVER
-        for s in range(sms):
-            if sm.sm_next[s] != now:
-                if sm.sm_next[s] < t_sm:
-                    t_sm = sm.sm_next[s]
-                continue
-            if not smmod.counting(sm, work, s):  # no warp, and no CTA left for it
-                sm.sm_next[s] = NEVER
-                continue
-            smmod.count_clocks(sm, s, now - sm.period[s])  # the clocks it slept through
-            sm.clock_last[s] = now  # counted by the evaluation below
-            sm.stats[s, smmod.T_CLOCKS] += 1
-            if not skip_idle:  # every scheduler scans its warps, and the SM runs next clock
-                sm.sched_next[s, :] = now
-            smmod.cycle(sm, work, l1, pool, links, events, sm_port, page, off, s, now)
-            if not skip_idle and smmod.counting(sm, work, s):
-                sm.sm_next[s] = now + sm.period[s]
+    t_sm = NEVER
+    for s in range(sm.params[smmod.S_COUNT]):
+        if sm.sm_next[s] != now:
             if sm.sm_next[s] < t_sm:
                 t_sm = sm.sm_next[s]
-        sm.sm_min[0] = t_sm
-        if learning and ofl.learning_done(off):  # only an issuing warp ends the phase
-            return loop.REQUESTED, now
+            continue
+        if not smmod.counting(sm, work, s):  # no warp, and no CTA left for it
+            sm.sm_next[s] = NEVER
+            continue
+        smmod.count_clocks(sm, s, now - sm.period[s])  # the clocks it slept through
+        sm.clock_last[s] = now  # counted by the evaluation below
+        sm.stats[s, smmod.T_CLOCKS] += 1
+        if not skip_idle:  # every scheduler scans its warps, and the SM runs next clock
+            sm.sched_next[s, :] = now
+        smmod.cycle(sm, work, l1, pool, links, events, sm_port, page, off, s, now)
+        if not skip_idle and smmod.counting(sm, work, s):
+            sm.sm_next[s] = now + sm.period[s]
+        if sm.sm_next[s] < t_sm:
+            t_sm = sm.sm_next[s]
+    sm.sm_min[0] = t_sm
+
+
+@njit(cache=True, inline="always")
+def _short_of_room(mem, events, pool):
+    """Event slots or request ids below what one round of every SM may take."""
+    room = mem.params[M_HEADROOM]
+    return events.meta[2] < room or pool.meta[0] < room
+
+
+@njit(cache=True, inline="always")
+def _finished(sm, work, pool, mem):
+    """Every CTA finished and every request (writes included) completed; what is left in the
+    queue (refresh ticks) belongs to the memory, not to this kernel."""
+    if sm.counters[3] != work.params[W_NUM_CTAS]:
+        return False, 0
+    if pool.meta[0] != pool.free.shape[0]:
+        return False, 0
+    end = mem.progress[1]
+    for s in range(sm.params[smmod.S_COUNT]):
+        end = max(end, sm.clock_last[s])
+    return True, end
+
+
+@njit(cache=True, inline="always")
+def _requested(off):
+    """TOM's learning phase has seen all the instances it wanted (only an issuing warp ends
+    it): the controller chooses the mapping."""
+    return off.control[ofl.C_LEARNING] != 0 and ofl.learning_done(off)
+
+
+#: The engine's loop over this model (:func:`ndpsim.engine.assemble.assemble`), compiled and
+#: cached here: ``advance(*state, until)``.
+advance = njit(cache=True, _nrt=False)(
+    assemble(
+        GpuState,
+        HANDLERS,
+        (Clock(_channels_next, _channels_tick), Clock(_sms_next, _sms_tick)),
+        short_of_room=_short_of_room,
+        finished=_finished,
+        requested=_requested,
+        home=__name__,
+    )
+)
 
 
 class Launch(loop.Model):
@@ -708,28 +741,23 @@ class Launch(loop.Model):
     and the request pool grow when ``advance`` runs short of them, and ``diagnose`` (given the
     pool and the time) says where a stuck launch's work is."""
 
-    def __init__(self, sm, work, l1, pool, links, events, sm_ports, page, mem, l2, dram, off,
-                 diagnose: Callable[[rq.RequestPool, int], str]):  # fmt: skip
-        self.sm, self.work, self.l1, self.pool, self.links = sm, work, l1, pool, links
-        self.events, self.sm_ports, self.page, self.mem = events, sm_ports, page, mem
-        self.l2, self.dram, self.off = l2, dram, off
+    def __init__(self, state: GpuState, diagnose: Callable[[rq.RequestPool, int], str]):
+        self.state = state
         self.diagnose = diagnose
 
     def advance(self, until_ps: int) -> tuple[int, int]:
-        return advance(self.sm, self.work, self.l1, self.pool, self.links, self.events,
-                       self.sm_ports, self.page, self.mem, self.l2, self.dram, self.off,
-                       until_ps)  # fmt: skip
+        return advance(*self.state, until_ps)
 
     def grow(self) -> None:
-        room = int(self.mem.params[M_HEADROOM])
-        if self.events.meta[2] < room:
-            self.events = ev.grown(self.events)
-        if self.pool.meta[0] < room:
-            self.pool = rq.grown(self.pool)
+        room = int(self.state.mem.params[M_HEADROOM])
+        if self.state.events.meta[2] < room:
+            self.state = self.state._replace(events=ev.grown(self.state.events))
+        if self.state.pool.meta[0] < room:
+            self.state = self.state._replace(pool=rq.grown(self.state.pool))
 
     def progress(self) -> tuple[int, int]:
         """Warp instructions issued and requests completed."""
-        return int(self.sm.stats[:, smmod.T_ISSUED].sum()), int(self.mem.progress[0])
+        return int(self.state.sm.stats[:, smmod.T_ISSUED].sum()), int(self.state.mem.progress[0])
 
     def stuck(self, now_ps: int) -> str:
-        return self.diagnose(self.pool, now_ps)
+        return self.diagnose(self.state.pool, now_ps)

@@ -609,11 +609,12 @@ class GpuSystem:
         ``controllers`` between epochs; returns its end and the event queue and request pool
         (grown if the launch needed more)."""
         stuck = partial(diagnose, sm, mem, dram, trace=trace)
-        launch = model.Launch(sm, work, l1, pool, links, events, sm_ports, page, mem, l2, dram,
-                              off, lambda pool, now: stuck(pool=pool, now=now))  # fmt: skip
+        state = model.GpuState(sm, work, l1, pool, links, events, sm_ports, page, mem, l2,
+                               dram, off)  # fmt: skip
+        launch = model.Launch(state, lambda pool, now: stuck(pool=pool, now=now))
         end = loop.run(launch, start, controllers)
-        check_drained(self.layout, sm, l1, l2, mem, dram, launch.pool, off, trace)
-        return end, launch.events, launch.pool
+        check_drained(self.layout, sm, l1, l2, mem, dram, launch.state.pool, off, trace)
+        return end, launch.state.events, launch.state.pool
 
 
 __all__ = ["GpuRunResult", "GpuSystem"]
