@@ -15,8 +15,8 @@ from numba.core import event
 
 # what a first run costs (docs/timing.md, "Speed"): said to the user while it happens
 COMPILING_NOTICE = (
-    "numba is compiling the simulator (once per machine: about 4-5 minutes and 2.7 GB for the "
-    "timing model; later runs load it from numba's cache)"
+    "numba is compiling the simulator (once per machine: about 7 minutes and 3 GB on 2 cores "
+    "for the timing model; later runs load it from numba's cache)"
 )
 
 
