@@ -3,20 +3,25 @@
 A front end offers the requests in order, up to ``inject_per_cycle`` per DRAM cycle; a request
 whose channel queue is full stalls the front end (and every request behind it) until the queue has
 room. K = 1 makes the front end the bottleneck (cycles about equal to requests); a K of 8 or more
-saturates the memory. Time skips over cycles in which nothing can happen. The compiled
-``advance`` runs epoch by epoch on the engine's loop (:mod:`ndpsim.engine.loop`), whose watchdog
-stops a trace that stops making progress.
+saturates the memory. Time skips over cycles in which nothing can happen. The front end and the
+channels are the two clocks of a loop the engine assembles (:mod:`ndpsim.engine.assemble`),
+compiled here and run epoch by epoch on the engine's loop (:mod:`ndpsim.engine.loop`), whose
+watchdog stops a trace that stops making progress.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
-from ndpsim.engine import loop
+from ndpsim.engine import events as ev
+from ndpsim.engine import kinds, loop
+from ndpsim.engine.assemble import Clock, assemble
+from ndpsim.engine.clock import NEVER
 from ndpsim.errors import SimulationError
 from ndpsim.hw.dram import controller as ctl
 from ndpsim.hw.dram.mapping import (
@@ -33,67 +38,146 @@ from ndpsim.hw.dram.mapping import (
 )
 from ndpsim.hw.dram.spec import DramPreset
 
-# where a run is: the next cycle to simulate, the next request to offer, the cycle by which the
-# front end had offered them all (0 until then), the last cycle a request's data was done
-AT_NOW, AT_NEXT, AT_INJECTED, AT_LAST_DONE = range(4)
+# where a run is: the last cycle a clock ran, the next request to offer, the cycle by which the
+# front end had offered them all (0 until then), the last cycle a request's data was done, the
+# next cycle the front end offers requests, and whether a full queue stopped it there
+AT_NOW, AT_NEXT, AT_INJECTED, AT_LAST_DONE, AT_OFFER, AT_BLOCKED = range(6)
+# the run's constants: requests offered per cycle, the clock period
+P_PER_CYCLE, P_TCK = range(2)
 
 
-@njit(cache=True, _nrt=False)
-def advance(d, bits, xor, addresses, writes, per_cycle, tck, wake, fields, nodes, at,
-            until):  # pragma: no cover  # fmt: skip
-    """Run the trace from where ``at`` says until every request is done (``FINISHED``, at the
-    last one's data), the next cycle starts after ``until`` ps (``EPOCH_END``), or no channel
-    will ever run again although requests wait (``STUCK``). Returns (status, time reached)."""
+class TraceState(NamedTuple):
+    """A DRAM device and the trace driving it, as the engine's assembled loop sees them."""
+
+    events: ev.EventQueue  # always empty: the front end and the channels are clocks
+    dram: ctl.DramState
+    bits: np.ndarray  # the address mapping, decoded by ``decode``
+    xor: np.ndarray
+    addresses: np.ndarray
+    writes: np.ndarray
+    wake: np.ndarray  # int64[channels]: the cycle each channel next wants to run
+    fields: np.ndarray  # scratch for decoding
+    nodes: np.ndarray  # scratch for the controller
+    at: np.ndarray
+    params: np.ndarray
+
+
+@njit(inline="always")
+def _cycle_ps(cycle, params):
+    return NEVER if cycle >= ctl.NEVER else cycle * params[P_TCK]
+
+
+@njit(inline="always")
+def _earliest(wake):
+    earliest = ctl.NEVER
+    for ch in range(wake.shape[0]):
+        earliest = min(earliest, wake[ch])
+    return earliest
+
+
+@njit(inline="always")
+def _front_end_next(addresses, wake, at, params):
+    """The next cycle the front end offers requests; after a full queue stopped it, the first
+    later cycle at which a channel runs (and may have made room)."""
+    if at[AT_NEXT] >= addresses.shape[0]:
+        return NEVER
+    cycle = at[AT_OFFER]
+    if at[AT_BLOCKED] != 0:
+        cycle = max(cycle, _earliest(wake))
+    return _cycle_ps(cycle, params)
+
+
+@njit(inline="always")
+def _front_end_tick(dram, bits, xor, addresses, writes, wake, fields, at, params, now):
+    """Offer up to ``inject_per_cycle`` requests, in order, until a channel queue is full."""
+    cycle = now // params[P_TCK]
     n = addresses.shape[0]
-    channels = d.params[ctl.P_CHANNELS]
-    now, i = at[AT_NOW], at[AT_NEXT]
-    injected_by, last_done = at[AT_INJECTED], at[AT_LAST_DONE]
-    status, reached = loop.EPOCH_END, until
-    last = until // tck  # the last cycle starting by ``until``
-    while now <= last:
-        blocked = False
-        k = 0
-        while i < n and k < per_cycle:
-            decode(bits, xor, addresses[i], fields)
-            ch = fields[CHANNEL]
-            ok = ctl.enqueue(d, ch, writes[i] != 0, i, fields[RANK], fields[BANKGROUP],
-                             fields[BANK], fields[ROW], fields[COLUMN], now)  # fmt: skip
-            if not ok:
-                blocked = True
-                break
-            if wake[ch] > now:
-                wake[ch] = now
-            i += 1
-            k += 1
-        if i == n and injected_by == 0:
-            injected_by = now
-        next_wake = ctl.NEVER
-        for ch in range(channels):
-            if wake[ch] <= now:
-                wake[ch] = ctl.tick(d, ch, now, nodes)
-            if wake[ch] < next_wake:
-                next_wake = wake[ch]
-        for j in range(min(d.done_count[0], d.done_cycle.shape[0])):
-            if d.done_cycle[j] > last_done:
-                last_done = d.done_cycle[j]
-        d.done_count[0] = 0
-        if i == n:
-            queued = 0
-            for ch in range(channels):
-                queued += d.q_count[ch, 0] + d.q_count[ch, 1]
-            if queued == 0:
-                status, reached = loop.FINISHED, max(now, last_done) * tck
-                break
-        if i < n and not blocked:
-            now += 1
-        elif next_wake >= ctl.NEVER:
-            status, reached = loop.STUCK, now * tck
+    i, k = at[AT_NEXT], 0
+    blocked = False
+    while i < n and k < params[P_PER_CYCLE]:
+        decode(bits, xor, addresses[i], fields)
+        ch = fields[CHANNEL]
+        ok = ctl.enqueue(dram, ch, writes[i] != 0, i, fields[RANK], fields[BANKGROUP],
+                         fields[BANK], fields[ROW], fields[COLUMN], cycle)  # fmt: skip
+        if not ok:
+            blocked = True
             break
-        else:
-            now = max(now + 1, next_wake)
-    at[AT_NOW], at[AT_NEXT] = now, i
-    at[AT_INJECTED], at[AT_LAST_DONE] = injected_by, last_done
-    return status, reached
+        if wake[ch] > cycle:
+            wake[ch] = cycle
+        i += 1
+        k += 1
+    at[AT_NEXT] = i
+    at[AT_NOW], at[AT_OFFER], at[AT_BLOCKED] = cycle, cycle + 1, blocked
+    _note_injected(addresses, at, cycle)
+
+
+@njit(inline="always")
+def _note_injected(addresses, at, cycle):
+    # 0 stands for "not yet": a trace offered whole in cycle 0 records the next cycle a clock
+    # ran, as the loop before the engine's did (kept so that no DRAM result moved)
+    if at[AT_NEXT] == addresses.shape[0] and at[AT_INJECTED] == 0:
+        at[AT_INJECTED] = cycle
+
+
+@njit(inline="always")
+def _channels_next(wake, params):
+    return _cycle_ps(_earliest(wake), params)
+
+
+@njit(inline="always")
+def _channels_tick(dram, addresses, wake, nodes, at, params, now):
+    """Every channel due runs; the cycles at which requests' data was done are taken in."""
+    cycle = now // params[P_TCK]
+    for ch in range(wake.shape[0]):
+        if wake[ch] <= cycle:
+            wake[ch] = ctl.tick(dram, ch, cycle, nodes)
+    for j in range(min(dram.done_count[0], dram.done_cycle.shape[0])):
+        if dram.done_cycle[j] > at[AT_LAST_DONE]:
+            at[AT_LAST_DONE] = dram.done_cycle[j]
+    dram.done_count[0] = 0
+    at[AT_NOW] = cycle
+    _note_injected(addresses, at, cycle)
+
+
+@njit(inline="always")
+def _short_of_room():
+    return False  # the queues are the controller's own, refusing what does not fit
+
+
+@njit(inline="always")
+def _queued(dram):
+    queued = 0
+    for ch in range(dram.q_count.shape[0]):
+        queued += dram.q_count[ch, 0] + dram.q_count[ch, 1]
+    return queued
+
+
+@njit(inline="always")
+def _finished(dram, addresses, at, params):
+    """Every request offered and none left in a controller queue: done at the last data."""
+    if at[AT_NEXT] < addresses.shape[0] or _queued(dram) != 0:
+        return False, 0
+    return True, max(at[AT_NOW], at[AT_LAST_DONE]) * params[P_TCK]
+
+
+@njit(inline="always")
+def _requested():
+    return False
+
+
+#: The engine's loop over a trace (:func:`ndpsim.engine.assemble.assemble`): the front end, then
+#: the channels, so that a request offered in a cycle can be served in it.
+advance = njit(cache=True, _nrt=False)(
+    assemble(
+        TraceState,
+        kinds.Handlers("the DRAM trace runner", __file__),
+        (Clock(_front_end_next, _front_end_tick), Clock(_channels_next, _channels_tick)),
+        short_of_room=_short_of_room,
+        finished=_finished,
+        requested=_requested,
+        home=__name__,
+    )
+)
 
 
 class _TraceRun(loop.Model):
@@ -102,30 +186,35 @@ class _TraceRun(loop.Model):
     def __init__(self, preset: DramPreset, mapping: AddressMapping, addresses: np.ndarray,
                  writes: np.ndarray, inject_per_cycle: int):  # fmt: skip
         self.preset = preset
-        self.state = ctl.build_dram_state(preset)
-        self.bits, self.xor = mapping.arrays()
-        self.addresses, self.writes = addresses, writes
-        self.per_cycle = inject_per_cycle
         self.tck = preset.timing.tCK_ps
-        self.wake = np.zeros(preset.organization.channels, dtype=np.int64)
-        self.fields = np.zeros(len(FIELDS), dtype=np.int64)  # scratch for decoding
-        self.nodes = np.zeros(5, dtype=np.int64)  # scratch for the controller
-        self.at = np.zeros(4, dtype=np.int64)
+        bits, xor = mapping.arrays()
+        self.state = TraceState(
+            events=ev.event_queue(1),
+            dram=ctl.build_dram_state(preset),
+            bits=bits,
+            xor=xor,
+            addresses=addresses,
+            writes=writes,
+            wake=np.zeros(preset.organization.channels, dtype=np.int64),
+            fields=np.zeros(len(FIELDS), dtype=np.int64),
+            nodes=np.zeros(5, dtype=np.int64),
+            at=np.zeros(6, dtype=np.int64),
+            params=np.array([inject_per_cycle, self.tck], dtype=np.int64),
+        )
+        self.at = self.state.at
 
     def advance(self, until_ps: int) -> tuple[int, int]:
-        return advance(self.state, self.bits, self.xor, self.addresses, self.writes,
-                       self.per_cycle, self.tck, self.wake, self.fields, self.nodes, self.at,
-                       until_ps)  # fmt: skip
+        return advance(*self.state, until_ps)
 
     def progress(self) -> tuple[int, int]:
-        served = self.state.stats[:, [ctl.S_READS_DONE, ctl.S_WRITES_DONE]]
+        served = self.state.dram.stats[:, [ctl.S_READS_DONE, ctl.S_WRITES_DONE]]
         return int(self.at[AT_NEXT]), int(served.sum())
 
     def stuck(self, now_ps: int) -> str:
-        offered, queued = int(self.at[AT_NEXT]), int(self.state.q_count.sum())
+        offered, queued = int(self.at[AT_NEXT]), int(self.state.dram.q_count.sum())
         return (f"DRAM {self.preset.name!r} stopped making progress at cycle "
-                f"{now_ps // self.tck}: {offered} of {len(self.addresses)} requests offered, "
-                f"{queued} in controller queues")  # fmt: skip
+                f"{int(self.at[AT_NOW])}: {offered} of {len(self.state.addresses)} requests "
+                f"offered, {queued} in controller queues")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -172,7 +261,7 @@ def run_dram_trace(
     addresses = np.ascontiguousarray(addresses, dtype=np.int64)
     writes = np.ascontiguousarray(is_write, dtype=np.uint8)
     trace = _TraceRun(preset, mapping, addresses, writes, int(inject_per_cycle))
-    state = trace.state
+    state = trace.state.dram
     start = time.perf_counter()
     cycles = loop.run(trace, 0) // trace.tck
     wall = time.perf_counter() - start
