@@ -33,12 +33,13 @@ def test_the_api_document_runs_as_written(monkeypatch):
     monkeypatch.chdir(ROOT)
     namespace: dict = {}
     blocks = _python_blocks(ROOT / "docs" / "api.md")
-    assert len(blocks) == 4
+    assert len(blocks) == 5
     for code in blocks:
         exec(compile(code, str(ROOT / "docs" / "api.md"), "exec"), namespace)
     assert namespace["result"].time_ps > 0 and namespace["counters"]["summary"]
     assert "presets with [ndp]: sndp-ndp, tom-ndp" in namespace["refusal"]
     assert namespace["loops"] and namespace["blocks"]
+    assert namespace["own"].time_ps > 0
     assert namespace["speedup"] > 0 and namespace["averages"]["speedup"] > 0
 
 
@@ -63,11 +64,31 @@ def test_run_gives_the_counters_the_command_writes(tmp_path):
     assert mine["stats"] == written["stats"] and mine["summary"] == written["summary"]
 
 
+def test_run_takes_a_kernel_of_your_own_and_a_saved_trace_as_the_command_does(tmp_path):
+    ptx = ROOT / "docs" / "examples" / "saxpy.ptx"
+    launch = {"grid": "2", "block": "128",
+              "args": ["i32:256", "f32:2.5", "buf:f32:256:range", "buf:f32:256:zeros"]}  # fmt: skip
+    own = ndpsim.run("gpu-baseline", ptx=ptx, **launch)
+    out = tmp_path / "own.json"
+    assert runner.invoke(app, ["run", "--system", "gpu-baseline", "--ptx", str(ptx), "--grid",
+                               "2", "--block", "128", *(f"--arg={a}" for a in launch["args"]),
+                               "--json", str(out)]).exit_code == 0  # fmt: skip
+    assert json.loads(json.dumps(own.as_dict()))["stats"] == json.loads(out.read_text())["stats"]
+    saved = tmp_path / "traces"
+    assert runner.invoke(app, ["workloads", "run", "-s", "tiny", "-w", "vadd", "--seed", "3",
+                               "--save-traces", str(saved)]).exit_code == 0  # fmt: skip
+    replayed = ndpsim.run("tom-ndp", trace=saved / "vadd-tiny")  # the trace's own seed, 3
+    direct = ndpsim.run("tom-ndp", "vadd", size="tiny", seed=3)
+    assert replayed.as_dict()["stats"] == direct.as_dict()["stats"]
+    with pytest.raises(ConfigError, match="exactly one of"):
+        ndpsim.run("gpu-baseline", "vadd", trace=saved / "vadd-tiny")
+
+
 def test_run_refuses_a_bad_request_before_interpreting(monkeypatch):
     def interpret(*args, **kwargs):
         raise AssertionError("the workload was interpreted")
 
-    monkeypatch.setattr("ndpsim.api.run_workload", interpret)
+    monkeypatch.setattr("ndpsim.experiments.inputs.execute_workload", interpret)
     with pytest.raises(ConfigError, match="size must be one of tiny, small, paper, got 'huge'"):
         ndpsim.run("gpu-baseline", "vadd", size="huge")
     with pytest.raises(ConfigError, match="seed must be at least 0"):

@@ -21,6 +21,7 @@ from ndpsim.analysis.passes import OFFLOAD_PASSES
 from ndpsim.analysis.report import function_report
 from ndpsim.errors import ConfigError, PTXError
 from ndpsim.experiments import seeds as seed_study
+from ndpsim.experiments.inputs import choose_input
 from ndpsim.experiments.overrides import nested
 from ndpsim.experiments.reproduction import plan
 from ndpsim.experiments.store import RunStore
@@ -29,28 +30,37 @@ from ndpsim.frontend.parser import parse_ptx_file
 from ndpsim.simt.limits import Limits
 from ndpsim.sweeps.api import results, sweep
 from ndpsim.systems import RunResult, build_system, load_system_config
-from ndpsim.workloads import SIZES, get_workload, kernel_module, run_workload
+from ndpsim.workloads import SIZES
 
 
-def run(system: str, workload: str, *, size: str = "small", seed: int = 0,
-        overrides: Mapping[str, Any] | None = None, limits: Limits | None = None,
-        ) -> RunResult:  # fmt: skip
-    """Simulate ``workload`` of the suite at ``size`` on the system preset ``system`` (a name,
-    or a ``.toml`` path) with ``overrides`` of its keys, as ``ndpsim run`` does. The system and
-    the workload's name are checked before the workload is interpreted; a workload whose
-    output differs from its NumPy reference still runs, with a :class:`RuntimeWarning`."""
-    if size not in SIZES:
+def run(system: str, workload: str | None = None, *, ptx: str | Path | None = None,
+        kernel: str | None = None, grid: str | None = None, block: str | None = None,
+        args: Sequence[str] = (), trace: str | Path | None = None, size: str | None = None,
+        seed: int | None = None, overrides: Mapping[str, Any] | None = None,
+        limits: Limits | None = None) -> RunResult:  # fmt: skip
+    """Simulate, on the system preset ``system`` (a name, or a ``.toml`` path) with
+    ``overrides`` of its keys, what ``ndpsim run`` would: a ``workload`` (of the suite, or a
+    ``.py`` file defining one) at ``size`` (default ``small``), a kernel of your own (``ptx``
+    with ``kernel``, ``grid``, ``block`` and ``args`` as the options ``--kernel``, ``--grid``,
+    ``--block`` and ``--arg`` take them), or a saved ``trace`` directory; exactly one of the
+    three. ``seed`` defaults to 0 (a saved trace's own seed for a trace). The system and the
+    input are checked before anything is interpreted; an input whose output differs from its
+    reference still runs, with a :class:`RuntimeWarning`."""
+    if size is not None and size not in SIZES:
         raise ConfigError(f"size must be one of {', '.join(SIZES)}, got {size!r}")
-    if seed < 0:
+    if seed is not None and seed < 0:
         raise ConfigError(f"seed must be at least 0, got {seed}")
     hardware = build_system(load_system_config(system, nested(overrides)))
-    get_workload(workload)
-    functional = run_workload(workload, size, seed, limits=limits)
-    if not functional.check.passed:
-        warnings.warn(f"{workload} differs from its reference: {functional.check.detail}",
+    source = choose_input(workload=workload, ptx=None if ptx is None else Path(ptx),
+                          kernel=kernel, grid=grid, block=block, args=list(args),
+                          trace=None if trace is None else Path(trace), size=size,
+                          seed=seed)  # fmt: skip
+    functional = source.interpret(limits or Limits())
+    if functional.problem is not None:
+        warnings.warn(f"{source.name} differs from its reference: {functional.problem}",
                       RuntimeWarning, stacklevel=2)  # fmt: skip
-    module = kernel_module(functional.workload.module_name)
-    return hardware.run(functional.traces, module, functional.memory, seed=seed)
+    return hardware.run(functional.traces, functional.module, functional.memory,
+                        seed=source.seed)  # fmt: skip
 
 
 def analyze(ptx: str | Path, *, kernel: str | None = None, offload_pass: str | None = None,

@@ -245,7 +245,7 @@ def test_a_system_the_model_cannot_build_is_refused_before_interpreting(
     def interpret(*args, **kwargs):
         raise AssertionError("the workload was interpreted before the system was checked")
 
-    monkeypatch.setattr("ndpsim.cli.inputs.execute_workload", interpret)
+    monkeypatch.setattr("ndpsim.experiments.inputs.execute_workload", interpret)
     args = ["run", "--system", "tom-ndp", "--workload", "vadd", "--size", "tiny", "--set", setting]
     result = runner.invoke(app, args, env={"COLUMNS": "200"})
     assert result.exit_code == 2 and complaint in result.output, result.output
@@ -360,7 +360,7 @@ def test_a_bad_set_value_is_refused_before_interpreting(monkeypatch, setting, co
     def interpret(*args, **kwargs):
         raise AssertionError("the workload was interpreted before the config was checked")
 
-    monkeypatch.setattr("ndpsim.cli.inputs.execute_workload", interpret)
+    monkeypatch.setattr("ndpsim.experiments.inputs.execute_workload", interpret)
     args = ["run", "--system", "tom-ndp", "--workload", "vadd", "--size", "tiny", "--set", setting]
     line = _one_line_error(runner.invoke(app, args, env={"COLUMNS": "80"}))
     assert complaint in line
@@ -370,7 +370,7 @@ def test_a_system_too_big_for_memory_is_refused_before_interpreting(monkeypatch)
     def interpret(*args, **kwargs):
         raise AssertionError("the workload was interpreted before the memory was checked")
 
-    monkeypatch.setattr("ndpsim.cli.inputs.execute_workload", interpret)
+    monkeypatch.setattr("ndpsim.experiments.inputs.execute_workload", interpret)
     monkeypatch.setattr("ndpsim.hostmemory.available_bytes", lambda: 1 << 30)
     args = ["run", "--system", "gpu-baseline", "--workload", "vadd", "--size", "tiny",
             "--set", "sm.count=4096", "--set", "l1.size_bytes=1073741824"]  # fmt: skip

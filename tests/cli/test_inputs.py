@@ -163,6 +163,6 @@ def test_run_takes_exactly_one_input_with_its_own_options(args, complaint, monke
     def interpret(*args, **kwargs):
         raise AssertionError("the input was interpreted before its options were checked")
 
-    monkeypatch.setattr("ndpsim.cli.inputs.execute_workload", interpret)
+    monkeypatch.setattr("ndpsim.experiments.inputs.execute_workload", interpret)
     line = _one_line_error("run", "--system", "gpu-baseline", *args)
     assert complaint in line

@@ -13,7 +13,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from ndpsim.cli import options
-from ndpsim.cli.inputs import choose_input
 from ndpsim.cli.limits import (
     MAX_DEVICE_GB,
     MAX_INSTRUCTIONS,
@@ -26,6 +25,7 @@ from ndpsim.cli.paths import output_file, to_stdout, write_json
 from ndpsim.cli.progress import stage
 from ndpsim.compilation import COMPILING_NOTICE, watching_compilation
 from ndpsim.config import parse_overrides
+from ndpsim.experiments.inputs import choose_input
 from ndpsim.provenance import code_provenance, now_utc
 from ndpsim.systems import (
     RunResult,
