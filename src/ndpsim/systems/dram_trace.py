@@ -39,7 +39,7 @@ from ndpsim.hw.dram.mapping import (
 from ndpsim.hw.dram.spec import DramPreset
 
 # where a run is: the last cycle a clock ran, the next request to offer, the cycle by which the
-# front end had offered them all (0 until then), the last cycle a request's data was done, the
+# front end had offered them all (-1 until then), the last cycle a request's data was done, the
 # next cycle the front end offers requests, and whether a full queue stopped it there
 AT_NOW, AT_NEXT, AT_INJECTED, AT_LAST_DONE, AT_OFFER, AT_BLOCKED = range(6)
 # the run's constants: requests offered per cycle, the clock period
@@ -108,14 +108,7 @@ def _front_end_tick(dram, bits, xor, addresses, writes, wake, fields, at, params
         k += 1
     at[AT_NEXT] = i
     at[AT_NOW], at[AT_OFFER], at[AT_BLOCKED] = cycle, cycle + 1, blocked
-    _note_injected(addresses, at, cycle)
-
-
-@njit(inline="always")
-def _note_injected(addresses, at, cycle):
-    # 0 stands for "not yet": a trace offered whole in cycle 0 records the next cycle a clock
-    # ran, as the loop before the engine's did (kept so that no DRAM result moved)
-    if at[AT_NEXT] == addresses.shape[0] and at[AT_INJECTED] == 0:
+    if i == n and at[AT_INJECTED] < 0:
         at[AT_INJECTED] = cycle
 
 
@@ -125,7 +118,7 @@ def _channels_next(wake, params):
 
 
 @njit(inline="always")
-def _channels_tick(dram, addresses, wake, nodes, at, params, now):
+def _channels_tick(dram, wake, nodes, at, params, now):
     """Every channel due runs; the cycles at which requests' data was done are taken in."""
     cycle = now // params[P_TCK]
     for ch in range(wake.shape[0]):
@@ -136,7 +129,6 @@ def _channels_tick(dram, addresses, wake, nodes, at, params, now):
             at[AT_LAST_DONE] = dram.done_cycle[j]
     dram.done_count[0] = 0
     at[AT_NOW] = cycle
-    _note_injected(addresses, at, cycle)
 
 
 @njit(inline="always")
@@ -198,7 +190,7 @@ class _TraceRun(loop.Model):
             wake=np.zeros(preset.organization.channels, dtype=np.int64),
             fields=np.zeros(len(FIELDS), dtype=np.int64),
             nodes=np.zeros(5, dtype=np.int64),
-            at=np.zeros(6, dtype=np.int64),
+            at=np.array([0, 0, -1, 0, 0, 0], dtype=np.int64),  # AT_INJECTED: -1, not yet
             params=np.array([inject_per_cycle, self.tck], dtype=np.int64),
         )
         self.at = self.state.at
