@@ -412,7 +412,7 @@ def parse_overrides(assignments: list[str]) -> dict[str, Any]:
             with warnings.catch_warnings():  # "1if" would print a SyntaxWarning
                 warnings.simplefilter("ignore")
                 value = ast.literal_eval(literal)
-        except (ValueError, SyntaxError):
+        except (ValueError, SyntaxError, TypeError):  # TypeError: "{{}}", a set of a dict
             value = raw.strip()
         except (MemoryError, RecursionError):  # what Python's parser raises on deep nesting
             raise ConfigError(
