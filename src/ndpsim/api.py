@@ -19,6 +19,7 @@ from typing import Any
 
 from ndpsim.analysis.passes import OFFLOAD_PASSES
 from ndpsim.analysis.report import function_report
+from ndpsim.engine.timeline import Timeline
 from ndpsim.errors import ConfigError, PTXError
 from ndpsim.experiments import seeds as seed_study
 from ndpsim.experiments.inputs import choose_input
@@ -29,7 +30,13 @@ from ndpsim.frontend.ir import Function
 from ndpsim.frontend.parser import parse_ptx_file
 from ndpsim.simt.limits import Limits
 from ndpsim.sweeps.api import results, sweep
-from ndpsim.systems import RunResult, build_system, load_system_config
+from ndpsim.systems import (
+    RunResult,
+    build_system,
+    check_records_timeline,
+    load_system_config,
+    run_system,
+)
 from ndpsim.workloads import SIZES
 
 
@@ -37,20 +44,24 @@ def run(system: str, workload: str | None = None, *, ptx: str | Path | None = No
         kernel: str | None = None, grid: str | None = None, block: str | None = None,
         args: Sequence[str] = (), trace: str | Path | None = None, size: str | None = None,
         seed: int | None = None, overrides: Mapping[str, Any] | None = None,
-        limits: Limits | None = None) -> RunResult:  # fmt: skip
+        limits: Limits | None = None, timeline: Timeline | None = None) -> RunResult:  # fmt: skip
     """Simulate, on the system preset ``system`` (a name, or a ``.toml`` path) with
     ``overrides`` of its keys, what ``ndpsim run`` would: a ``workload`` (of the suite, or a
     ``.py`` file defining one) at ``size`` (default ``small``), a kernel of your own (``ptx``
     with ``kernel``, ``grid``, ``block`` and ``args`` as the options ``--kernel``, ``--grid``,
     ``--block`` and ``--arg`` take them), or a saved ``trace`` directory; exactly one of the
-    three. ``seed`` defaults to 0 (a saved trace's own seed for a trace). The system and the
-    input are checked before anything is interpreted; an input whose output differs from its
-    reference still runs, with a :class:`RuntimeWarning`."""
+    three. ``seed`` defaults to 0 (a saved trace's own seed for a trace). A ``timeline``
+    (:class:`ndpsim.engine.timeline.Timeline`) is filled with the run's counters window by
+    window; its ``write(path)`` saves it for Perfetto UI. The system and the input are checked
+    before anything is interpreted; an input whose output differs from its reference still
+    runs, with a :class:`RuntimeWarning`."""
     if size is not None and size not in SIZES:
         raise ConfigError(f"size must be one of {', '.join(SIZES)}, got {size!r}")
     if seed is not None and seed < 0:
         raise ConfigError(f"seed must be at least 0, got {seed}")
     hardware = build_system(load_system_config(system, nested(overrides)))
+    if timeline is not None:
+        check_records_timeline(hardware)
     source = choose_input(workload=workload, ptx=None if ptx is None else Path(ptx),
                           kernel=kernel, grid=grid, block=block, args=list(args),
                           trace=None if trace is None else Path(trace), size=size,
@@ -59,8 +70,8 @@ def run(system: str, workload: str | None = None, *, ptx: str | Path | None = No
     if functional.problem is not None:
         warnings.warn(f"{source.name} differs from its reference: {functional.problem}",
                       RuntimeWarning, stacklevel=2)  # fmt: skip
-    return hardware.run(functional.traces, functional.module, functional.memory,
-                        seed=source.seed)  # fmt: skip
+    return run_system(hardware, functional.traces, functional.module, functional.memory,
+                      seed=source.seed, timeline=timeline)  # fmt: skip
 
 
 def analyze(ptx: str | Path, *, kernel: str | None = None, offload_pass: str | None = None,

@@ -19,6 +19,7 @@ from ndpsim.systems.gpu.summary import offload_rows
 from ndpsim.trace.saved import read_saved_trace
 from ndpsim.workloads import run_workload
 from ndpsim.workloads.base import KERNEL_DIR
+from tests.trace_events import problems
 
 runner = CliRunner()
 
@@ -211,6 +212,8 @@ def _commands_writing_to(a_file, a_dir):
     return [
         ([*run, "--json", blocked], "--json", "cannot write there"),
         ([*run, "--json", str(a_dir)], "--json", "is a directory"),
+        ([*run, "--json", "-", "--timeline", blocked], "--timeline", "cannot write there"),
+        ([*run, "--json", "-", "--timeline", str(a_dir)], "--timeline", "is a directory"),
         ([*tom, "--out", str(a_file)], "--out", "is a file"),
         ([*tom, "--out", str(a_dir), "--json", blocked], "--json", "cannot write there"),
         ([*sndp, "--figure5", "--out", str(a_dir), "--json", blocked], "--json", "cannot write"),
@@ -386,3 +389,18 @@ def test_a_dram_too_big_for_memory_is_refused_before_reading_the_trace(tmp_path,
             "--set", "organization.subarrays=1024"]  # fmt: skip
     line = _one_line_error(runner.invoke(app, args, env={"COLUMNS": "80"}))
     assert "DRAM preset 'hbm2' needs about" in line and "organization.*" in line
+
+
+def test_run_writes_a_timeline_perfetto_loads(tmp_path):
+    out = tmp_path / "timeline.json"
+    result = runner.invoke(app, ["run", "--system", "sndp-ndp", "-w", "vadd", "-s", "tiny",
+                                 "--json", str(tmp_path / "run.json"), "--timeline", str(out),
+                                 "--timeline-window-ns", "20"], env={"COLUMNS": "200"})  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "timeline (20 ns windows)" in result.output
+    document = json.loads(out.read_text())
+    assert not problems(document)
+    assert document["otherData"]["system"] == "sndp-ndp"
+    assert document["otherData"]["workload"] == "vadd"
+    processes = {e["args"]["name"] for e in document["traceEvents"] if e["name"] == "process_name"}
+    assert processes == {"SMs", "links", "DRAM channels", "offloading", "offload policy"}

@@ -12,10 +12,18 @@ from pathlib import Path
 import pytest
 
 from ndpsim import registry
+from ndpsim.engine.timeline import Timeline
 from ndpsim.errors import ConfigError
 from ndpsim.policy.mapping import ADDRESS_MAPPINGS
 from ndpsim.policy.offload import OFFLOAD_SCHEMES
-from ndpsim.systems import SYSTEM_KINDS, RunResult, System, load_system, load_system_config
+from ndpsim.systems import (
+    SYSTEM_KINDS,
+    RunResult,
+    System,
+    load_system,
+    load_system_config,
+    run_system,
+)
 from tests.platform.test_contracts import _result, test_an_offload_scheme_meets_the_contract
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "extending.md"
@@ -94,6 +102,9 @@ def test_adding_a_system_kind(workdir, capsys, functional):
         assert isinstance(first, RunResult) and first.time_ps > 0
         again = load_system("roofline-demo.toml").run(run.traces, module, run.memory)
         assert (again.time_ps, again.summary) == (first.time_ps, first.summary)
+        assert run_system(system, run.traces, module, run.memory).time_ps == first.time_ps
+        with pytest.raises(ConfigError, match="'roofline' records no timeline"):
+            run_system(system, run.traces, module, run.memory, timeline=Timeline())
         preset = workdir / "roofline-demo.toml"
         preset.write_text(preset.read_text().replace("sms = 68", "sms = 0"))
         with pytest.raises(ConfigError, match=r"'sms': .* \(line 4\)"):

@@ -28,6 +28,11 @@ def golden_of(system: str, workload: str) -> dict:
         functional.traces, kernel_module(functional.workload.module_name), functional.memory,
         seed=0,
     )  # fmt: skip
+    return digest_of(result)
+
+
+def digest_of(result) -> dict:
+    """A run's summary and the SHA-256 of its whole result document, wall time excluded."""
     document = result.as_dict()
     document.pop("wall_seconds")
     canonical = json.dumps(document, sort_keys=True, separators=(",", ":"))

@@ -25,13 +25,17 @@ from ndpsim.cli.paths import output_file, to_stdout, write_json
 from ndpsim.cli.progress import stage
 from ndpsim.compilation import COMPILING_NOTICE, watching_compilation
 from ndpsim.config import parse_overrides
+from ndpsim.engine.clock import PS_PER_NS
+from ndpsim.engine.timeline import DEFAULT_MAX_EVENTS, DEFAULT_WINDOW_PS, Timeline
 from ndpsim.experiments.inputs import choose_input
 from ndpsim.provenance import code_provenance, now_utc
 from ndpsim.systems import (
     RunResult,
     build_system,
+    check_records_timeline,
     load_system_config,
     resolved_config,
+    run_system,
     system_preset_names,
     system_settings,
 )
@@ -80,6 +84,25 @@ def run(
         "results/run-SYSTEM-WORKLOAD-SIZE-sSEED-HASH.json, HASH a digest of the resolved "
         "configuration and of any input other than a suite workload",
     ),
+    timeline_path: Path = typer.Option(
+        None,
+        "--timeline",
+        metavar="FILE",
+        help="Write the run's timeline to FILE: per window, each SM's issue and stall "
+        "fractions, each link's utilization, each DRAM channel's row hits and misses, the "
+        "offloading and the policies' decisions, as a Chrome trace-event file for Perfetto UI "
+        "(docs/timelines.md; default: not written).",
+    ),
+    timeline_window_ns: float = typer.Option(
+        DEFAULT_WINDOW_PS / PS_PER_NS,
+        "--timeline-window-ns",
+        metavar="NS",
+        min=0.001,
+        help="First window of --timeline, in ns; a long run doubles it until the file holds at "
+        f"most {DEFAULT_MAX_EVENTS:,} counter events (default: "
+        f"{DEFAULT_WINDOW_PS / PS_PER_NS:g}).",
+        show_default=False,
+    ),
     max_instructions: int = MAX_INSTRUCTIONS,
     max_launches: int = MAX_LAUNCHES,
     max_trace_gb: float = MAX_TRACE_GB,
@@ -97,26 +120,38 @@ def run(
     configuration = resolved_config(config)
     path = output_file(json_path or Path("results") / source.file_name(config.name, configuration),
                        "--json")  # fmt: skip
+    timeline = None
+    if timeline_path is not None:
+        output_file(timeline_path, "--timeline")
+        check_records_timeline(hardware)
+        timeline = Timeline(round(timeline_window_ns * PS_PER_NS))
     with _status(source.activity):
         functional = source.interpret(limits)
     if functional.problem is not None:
         console.print(f"[yellow]warning:[/] {source.name} differs from its reference: "
                       f"{escape(functional.problem)}")  # fmt: skip
     with _status(f"simulating {source.name} on {config.name}"):
-        result = hardware.run(functional.traces, functional.module, functional.memory,
-                              seed=source.seed)  # fmt: skip
+        result = run_system(hardware, functional.traces, functional.module, functional.memory,
+                            seed=source.seed, timeline=timeline)  # fmt: skip
+    provenance = {**code_provenance(), "created": now_utc()}
     document = {
         **source.document(),
         "preset": system,
         "overrides": assignments,
         "configuration": configuration,
-        "provenance": {**code_provenance(), "created": now_utc()},
+        "provenance": provenance,
         **result.as_dict(),
     }
     write_json(path, document)
+    if timeline is not None:
+        timeline.write(timeline_path, {**source.document(), "system": config.name,
+                                       "provenance": provenance})  # fmt: skip
     _print_summary(config.name, source.name, source.size, result)
     if not to_stdout(path):
         console.print(f"full statistics: {escape(str(path))}")
+    if timeline is not None:
+        console.print(f"timeline ({timeline.window_ps / PS_PER_NS:g} ns windows): "
+                      f"{escape(str(timeline_path))}")  # fmt: skip
 
 
 @contextmanager

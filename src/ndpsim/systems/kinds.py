@@ -12,6 +12,7 @@ no system class.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -28,6 +29,7 @@ from ndpsim.config import (
     settings,
     validate,
 )
+from ndpsim.engine.timeline import Timeline
 from ndpsim.errors import ConfigError
 from ndpsim.registry import Registry
 
@@ -59,9 +61,12 @@ class System(Protocol):
     config: Any  # the kind's config model; every kind has ``name``, ``kind`` and ``seed``
 
     def run(self, traces: Sequence[Any], module: Any, memory: Any, seed: int | None = None,
-            on_epoch: Callable[[Any], None] | None = None) -> RunResult:  # fmt: skip
+            on_epoch: Callable[[Any], None] | None = None,
+            timeline: Timeline | None = None) -> RunResult:  # fmt: skip
         """Simulate the kernel launches of one workload run (their traces, the PTX module they
-        come from, and the device memory after the run), in order."""
+        come from, and the device memory after the run), in order; fill ``timeline``, if
+        given, with the run's counters window by window (a kind that records no timeline
+        leaves the parameter out: :func:`run_system` then refuses one)."""
         ...
 
 
@@ -173,6 +178,23 @@ def resolved_config(config: Any) -> dict[str, Any]:
     presets it names, loaded (for a GPU, ``"dram"`` and ``"energy"``)."""
     kind = SYSTEM_KINDS.get(config.kind)
     return {"system": config.model_dump(mode="json"), **kind.dependencies(config)}
+
+
+def run_system(system: System, traces: Sequence[Any], module: Any, memory: Any,
+               seed: int | None = None, timeline: Timeline | None = None) -> RunResult:  # fmt: skip
+    """``system.run``, given a ``timeline`` only if one is asked for (a kind that records none
+    may leave the parameter out)."""
+    if timeline is None:
+        return system.run(traces, module, memory, seed=seed)
+    check_records_timeline(system)
+    return system.run(traces, module, memory, seed=seed, timeline=timeline)
+
+
+def check_records_timeline(system: System) -> None:
+    """Refuse a timeline for a system whose kind records none: before any work is done."""
+    if "timeline" not in inspect.signature(system.run).parameters:
+        raise ConfigError(f"system kind {system.config.kind!r} records no timeline: its run() "
+                          "takes no timeline parameter")  # fmt: skip
 
 
 def load_system(name: str, overrides: dict | None = None) -> System:

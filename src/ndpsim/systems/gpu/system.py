@@ -22,6 +22,7 @@ from ndpsim.analysis.passes import OFFLOAD_PASSES
 from ndpsim.engine import events as ev
 from ndpsim.engine import loop
 from ndpsim.engine.clock import PS_PER_NS, ClockDomain
+from ndpsim.engine.timeline import Timeline
 from ndpsim.errors import ConfigError, SimulationError
 from ndpsim.frontend.ir import Module
 from ndpsim.hw import cache as cachemod
@@ -54,6 +55,7 @@ from ndpsim.systems.gpu.results import (
     GpuRunResult,
     gpu_result,
 )
+from ndpsim.systems.gpu.timeline import GpuTimeline
 from ndpsim.systems.offload import build_offload_state
 from ndpsim.trace.instances import find_instances, first_access, instance_lines
 from ndpsim.trace.trace import Trace
@@ -359,12 +361,13 @@ class GpuSystem:
     # --------------------------------------------------------------------------- run
     def run(self, traces: list[Trace], module: Module, memory: DeviceMemory,
             seed: int | None = None, on_epoch: Callable[[Epoch], None] | None = None,
-            ) -> GpuRunResult:  # fmt: skip
+            timeline: Timeline | None = None) -> GpuRunResult:  # fmt: skip
         """Simulate the launches of one workload run, in order, on fresh hardware.
 
         ``on_epoch`` is called every ``loop.EPOCH_PS`` of simulated time with an :class:`Epoch`,
         the place for run-time policies (offload controllers, migration agents) to look and act.
-        It, SNDP's offload ratio and TOM's learned mapping are the engine loop's controllers."""
+        It, SNDP's offload ratio and TOM's learned mapping are the engine loop's controllers.
+        A ``timeline`` is filled with the run's counters window by window (:mod:`.timeline`)."""
         c = self.config
         start_wall = time.perf_counter()
         seed = c.seed if seed is None else seed
@@ -397,6 +400,7 @@ class GpuSystem:
         learning = plan.learning if plan else None
         if learning is not None and learning.left:
             self._learning_latency(links, True)
+        sampler = None if timeline is None else GpuTimeline(timeline, self.layout, labels, ratio)
         now = 0
         instructions = threads = 0
         for index, trace in enumerate(traces):
@@ -425,7 +429,7 @@ class GpuSystem:
                                               sm, mem, dram))  # fmt: skip
             now, events, pool = self._run_kernel(sm, work, l1, pool, links, events, sm_ports,
                                                  page, mem, l2, dram, off, now, trace,
-                                                 controllers)  # fmt: skip
+                                                 controllers, sampler, index)  # fmt: skip
             if learning is not None and learning.left:  # the phase goes on in the next launch
                 _record_seen(learning, index, off)
             if plan is not None:
@@ -445,6 +449,10 @@ class GpuSystem:
                 f"the {learning.wanted} offload-candidate instances it wanted"
             )
         check_busy(self.layout, links, dram)
+        if timeline is not None and learning is not None and learning.choice is not None:
+            timeline.mark(learning.end_ps, "offloading", "TOM's learned mapping chosen",
+                          {"stack_bit": learning.choice.bit,
+                           "instances_observed": learning.choice.learning_instances})  # fmt: skip
         wall = time.perf_counter() - start_wall
         return gpu_result(self.layout, now, len(traces), sm_stats, mem, links, dram,
                           instructions, threads, wall, plan, offload_stats, ratio,
@@ -604,15 +612,20 @@ class GpuSystem:
         )
 
     def _run_kernel(self, sm, work, l1, pool, links, events, sm_ports, page, mem, l2, dram,
-                    off, start, trace, controllers):  # fmt: skip
+                    off, start, trace, controllers, sampler, index):  # fmt: skip
         """Run one launch to its end on the engine's loop, which hands control to
-        ``controllers`` between epochs; returns its end and the event queue and request pool
-        (grown if the launch needed more)."""
+        ``controllers`` (and a timeline's ``sampler``) between epochs; returns its end and the
+        event queue and request pool (grown if the launch needed more)."""
         stuck = partial(diagnose, sm, mem, dram, trace=trace)
         state = model.GpuState(sm, work, l1, pool, links, events, sm_ports, page, mem, l2,
                                dram, off)  # fmt: skip
         launch = model.Launch(state, lambda pool, now: stuck(pool=pool, now=now))
+        if sampler is not None:
+            sampler.launch(state, index, trace.info.kernel, start)
+            controllers = [*controllers, sampler]
         end = loop.run(launch, start, controllers)
+        if sampler is not None:
+            sampler.launch_end(launch.state, end)
         check_drained(self.layout, sm, l1, l2, mem, dram, launch.state.pool, off, trace)
         return end, launch.state.events, launch.state.pool
 
