@@ -4,12 +4,15 @@ refusing a group registered twice."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ndpsim.engine.stats import StatsRegistry
+from ndpsim.errors import SimulationError
 
 
 def test_counters_returns_the_zeroed_array_the_dump_reads():
@@ -104,3 +107,29 @@ def test_group_total_is_the_sum_over_instances(rows):
     if len(rows) > 1:
         instances = reg.as_dict()["g"]["instances"]
         assert [list(instances[str(i)].values()) for i in range(len(rows))] == rows
+
+
+@pytest.mark.parametrize(("register", "complaint"), [
+    (lambda r: r.counters("a..b", ["x"]), "dotted non-empty names"),
+    (lambda r: r.counters("l2", ["hits", "hits"]), "distinct and non-empty"),
+    (lambda r: r.counters("l2", ["hits", ""]), "distinct and non-empty"),
+    (lambda r: r.counters("l2", ["hits"], count=2, instance_names=["a"]), "1 instance names"),
+    (lambda r: r.counters("l2", ["hits"], count=2, instance_names=["a", "a"]), "used twice"),
+    (lambda r: r.adopt("l2", ["hits"], np.zeros((2, 3))), "shape (2, 3)"),
+    (lambda r: r.adopt("l2", ["hits"], np.zeros(3)), "shape (3,)"),
+    (lambda r: r.counters("gpu.total", ["x"]), "name the dump's parts"),
+    (lambda r: r.histogram("gpu.instances.l2", 4, 1), "name the dump's parts"),
+])  # fmt: skip
+def test_a_group_the_dump_could_not_show_faithfully_is_refused(register, complaint):
+    with pytest.raises(ValueError, match=re.escape(complaint)):
+        register(StatsRegistry())
+
+
+def test_the_check_refuses_a_negative_count():
+    reg = StatsRegistry()
+    values = reg.counters("dram", ["reads"], count=2, instance_names=["ch0", "ch1"])
+    reg.histogram("latency", 4, 10)
+    reg.check()
+    values[1, 0] = -3
+    with pytest.raises(SimulationError, match=r"statistic dram\.ch1\.reads is -3"):
+        reg.check()

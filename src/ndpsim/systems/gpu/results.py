@@ -94,6 +94,7 @@ def gpu_result(
         summary["offload"] = _offload_summary(layout, plan, offload_stats, sm_stats, threads,
                                                    ratio, fewest_credits, time_ps)  # fmt: skip
     memory_requests = int(sm_stats[:, smmod.T_TRANSACTIONS].sum())
+    registry.check()
     stats = registry.as_dict()
     # energy counts every SM, the stacks' included
     energy_stats = {**stats, "sm": {"total": dict(zip(smmod.SM_STAT_NAMES,
