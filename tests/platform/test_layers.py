@@ -13,7 +13,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "ndpsim"
 LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(names.split())
     for names in (
-        "errors textfile toml_lines registry hostmemory compilation numba_cache config provenance",
+        "errors textfile toml_lines registry hostmemory compilation numba_cache config provenance "
+        "seeding",
         "frontend",
         "analysis",
         "trace traceio",

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ndpsim.errors import ConfigError
+from ndpsim.seeding import generator
 
 
 @dataclass
@@ -42,7 +43,7 @@ class PageTable:
                 f"{frames} frames"
             )
         if placement == "random":
-            table = np.random.default_rng([seed, 4096]).permutation(frames)[:pages]
+            table = generator(seed, "page-placement").permutation(frames)[:pages]
         elif placement == "identity":
             table = np.arange(pages)
         else:

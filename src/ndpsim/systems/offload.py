@@ -15,7 +15,7 @@ from ndpsim.trace.work import KernelWork, csr
 def build_offload_state(work: KernelWork, candidates: Sequence[OffloadCandidate],
                         instances: Instances, dest: np.ndarray, registers: dict[str, int],
                         params: np.ndarray, tx_link: np.ndarray, rx_link: np.ndarray,
-                        sms: int, credits: Sequence[int] = (0, 0, 0), seed: int = 0,
+                        sms: int, credits: Sequence[int] = (0, 0, 0), random_state: int = 1,
                         observe: int = 0, probe: np.ndarray | None = None,
                         ) -> ofl.OffloadState:  # fmt: skip
     """The compiled model's view of one launch: instances with their destination stacks
@@ -23,7 +23,8 @@ def build_offload_state(work: KernelWork, candidates: Sequence[OffloadCandidate]
     memory access (``probe``, where TOM learns the destination), candidates with their
     registers in the timing model's numbering. For SNDP (partitioned execution) also each block
     instruction's role, the NSU buffers' ``credits`` per stack (command, read data, write
-    address) and the ``seed`` of the random offload-ratio draws. ``observe`` > 0 starts the
+    address) and the nonzero ``random_state`` of the random offload-ratio draws (a
+    :func:`ndpsim.seeding.state63`). ``observe`` > 0 starts the
     launch in TOM's learning phase, which still wants that many instances."""
     cubes = int(params[ofl.O_CUBES])
     partitioned = params[ofl.O_EXECUTION] == ofl.EXECUTE_PARTITIONED
@@ -41,8 +42,9 @@ def build_offload_state(work: KernelWork, candidates: Sequence[OffloadCandidate]
     credit_table = np.tile(np.asarray(credits, dtype=np.int64), (cubes, 1))
     control = np.zeros(ofl.CONTROL_FIELDS, dtype=np.int64)
     control[ofl.C_RATIO_PERMILLE] = 1000
-    # xorshift needs a nonzero state; splitmix-like scrambling spreads nearby seeds apart
-    control[ofl.C_RANDOM] = (seed * 0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D) % (1 << 63) or 1
+    if not 0 < random_state < 1 << 63:
+        raise ValueError(f"the offload draws' state must be in [1, 2**63), got {random_state}")
+    control[ofl.C_RANDOM] = random_state  # a xorshift: never zero
     control[ofl.C_LEARNING] = int(observe > 0)
     control[ofl.C_LEARN_LEFT] = observe
     return ofl.OffloadState(

@@ -27,6 +27,7 @@ from ndpsim.errors import SimulationError, WorkloadError
 from ndpsim.frontend.ir import Module
 from ndpsim.ptx import load_module
 from ndpsim.registry import load_plugins
+from ndpsim.seeding import generator
 from ndpsim.simt.interpreter import DEFAULT_CHUNK_THREADS, launch
 from ndpsim.simt.limits import HOW_TO_RAISE, Limits, TraceMeter
 from ndpsim.simt.memory import DeviceMemory
@@ -162,7 +163,7 @@ class Workload(ABC):
 
     def rng(self) -> np.random.Generator:
         """The generator of this workload's inputs: the same for the same seed."""
-        return np.random.default_rng([self.seed, sum(self.name.encode())])
+        return generator(self.seed, f"workload/{self.name}")
 
     @abstractmethod
     def inputs(self, rng: np.random.Generator) -> dict[str, Any]:

@@ -40,6 +40,7 @@ from ndpsim.errors import ConfigError
 from ndpsim.experiments.paper import LineFigure, Rows, Table
 from ndpsim.hw.network import CubeTopology, build_network
 from ndpsim.policy.offload.sndp import target_stacks
+from ndpsim.seeding import generator
 
 #: SNDP sec. 4.1: 8 HMCs; the first-instruction target costs "at most 15%" more traffic.
 CUBES = 8
@@ -124,7 +125,7 @@ def target_study(accesses: Iterable[int] = range(1, 33), *, samples: int = 50_00
     for n in accesses:
         if n < 1:
             raise ConfigError(f"a block makes at least one access, got {n}")
-        rng = np.random.default_rng([seed, n, lines_per_instruction])
+        rng = generator(seed, f"sndp-target/accesses-{n}/lines-{lines_per_instruction}")
         owners = rng.integers(0, cubes, size=(samples, n))
         crossings = block_traffic(owners, hops, lines_per_instruction)
         mean = {p: float(crossings[p].mean()) * bytes_per_access for p in POLICIES}

@@ -43,6 +43,7 @@ from ndpsim.policy.learned_mapping import (
 )
 from ndpsim.policy.mapping import ADDRESS_MAPPINGS
 from ndpsim.policy.offload import OFFLOAD_SCHEMES, credit_capacity
+from ndpsim.seeding import state63
 from ndpsim.simt.memory import BASE_ADDRESS, DeviceMemory
 from ndpsim.systems.gpu import model
 from ndpsim.systems.gpu.checks import check_busy, check_conserved, check_drained, diagnose
@@ -588,7 +589,7 @@ class GpuSystem:
         observe = plan.learning.left if plan.learning else 0
         probe = first_access(plan.accesses[index].tx_owner, plan.positions[index], len(instances))
         off = build_offload_state(work, candidates, instances, dest, registers, p, tx, rx,
-                                  self.sms, credits, seed * 1_000_003 + index,
+                                  self.sms, credits, state63(seed, f"offload/launch-{index}"),
                                   observe, probe)  # fmt: skip
         self._start_busy_window(off, links, now)
         return off
