@@ -164,8 +164,55 @@ def test_route_table_agrees_with_route(topology, cubes, columns):
         (dict(cubes=4, topology="torus"), "unknown cube topology 'torus'"),
         (dict(cubes=0), "at least one cube"),
         (dict(cubes=-2, topology="mesh", mesh_columns=1), "at least one cube"),
+        (dict(cubes=4, topology="mesh", mesh_columns=2, host_cubes=[]), "at least one"),
+        (dict(cubes=4, topology="mesh", mesh_columns=2, host_cubes=[0, 0]), "distinct"),
+        (dict(cubes=4, topology="mesh", mesh_columns=2, host_cubes=[4]), "cubes of 0..3"),
+        (dict(cubes=4, host_cubes=[0, 3]), "need a cube network"),
     ],
 )
 def test_bad_configurations_are_config_errors(kwargs, message):
     with pytest.raises(ConfigError, match=message):
         build_network(**kwargs)
+
+
+def test_a_host_at_a_meshs_corners_reaches_each_cube_through_the_nearest_corner():
+    net = build_network(16, topology="mesh", mesh_columns=4, host_cubes=[15, 0, 3, 12])
+    assert net.host_cubes == (0, 3, 12, 15)
+    assert sum(kind == "host-to-cube" for kind in net.kinds) == 4
+    # rows of the mesh: each quadrant's corner; the lower-numbered corner of equals
+    assert net.port == [0, 0, 3, 3, 0, 0, 3, 3, 12, 12, 15, 15, 12, 12, 15, 15]
+    assert nodes_of(net, net.host, 5) == [net.host, 0, 1, 5]  # XY from the corner
+    assert nodes_of(net, 10, net.host) == [10, 11, 15, net.host]
+    assert nodes_of(net, 0, net.host) == [0, net.host]
+    for cube in range(16):  # in and out through the same corner, as many hops each way
+        up, down = nodes_of(net, cube, net.host), nodes_of(net, net.host, cube)
+        assert up[-2] == down[1] == net.port[cube]
+        assert len(up) == len(down)
+
+
+@pytest.mark.parametrize("topology,cubes,columns,host_cubes", [
+    ("mesh", 16, 4, [0, 3, 12, 15]),
+    ("mesh", 8, 4, [5]),
+    ("hypercube", 8, 0, [0]),
+    ("fully-connected", 4, 0, [1, 2]),
+])  # fmt: skip
+def test_routes_from_and_to_a_partly_linked_host_chain_and_agree_with_the_table(
+    topology, cubes, columns, host_cubes
+):
+    net = build_network(cubes, topology=topology, mesh_columns=columns, host_cubes=host_cubes)
+    next_link, hops = net.route_table()
+    destination = net.link_destination()
+    for a, b in itertools.permutations(all_nodes(net), 2):
+        path = nodes_of(net, a, b)
+        assert len(set(path)) == len(path)
+        assert hops[a, b] == len(path) - 1
+        walked, node = [a], a  # as compiled code follows it, hop by hop
+        while node != b:
+            node = int(destination[next_link[node, b]])
+            walked.append(node)
+        assert walked == path
+
+
+def test_a_star_is_the_default_and_every_cube_its_own_port():
+    net = build_network(4, topology="hypercube")
+    assert net.host_cubes == (0, 1, 2, 3) and net.port == [0, 1, 2, 3]

@@ -3,14 +3,18 @@ node to any other.
 
 Nodes ``0 .. cubes-1`` are the cubes; node ``cubes`` is the host (GPU or CPU) when there is one.
 A topology lists directed links; :meth:`Network.route` gives the links a packet crosses. Routing
-is deterministic: the host talks to each cube over its own link (a star); cube-to-cube traffic
-follows the cube topology — fully connected (one hop), a hypercube (dimension order: lowest
-differing bit first), or a 2D mesh (XY: along the row, then along the column); with no cube
-network, cube-to-cube traffic goes through the host.
+is deterministic. The host links to every cube (a star) or to some of them (``host_cubes``, the
+cubes its memory controllers attach to, such as the corners of a mesh); traffic between the host
+and a cube it has no link to enters and leaves through the cube's *port*, the attached cube
+fewest hops away (the lowest-numbered of equals), and crosses the cube network in between.
+Cube-to-cube traffic follows the cube topology: fully connected (one hop), a hypercube
+(dimension order: lowest differing bit first), or a 2D mesh (XY: along the row, then along the
+column); with no cube network, cube-to-cube traffic goes through the host (a star only).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -29,6 +33,9 @@ class Network:
     has_host: bool
     topology: CubeTopology
     mesh_columns: int = 0
+    host_cubes: tuple[int, ...] = ()  # the cubes the host links to (all of them: a star)
+    port: list[int] = field(default_factory=list)  # per cube, the attached cube it reaches
+    # the host through
     links: list[tuple[int, int]] = field(default_factory=list)  # (from node, to node)
     kinds: list[str] = field(default_factory=list)  # "host-to-cube", "cube-to-host", "cube"
 
@@ -50,8 +57,15 @@ class Network:
         if a == b:
             return a
         host = self.host if self.has_host else -1
-        if a == host or b == host:
-            return b  # the host has a direct link to every cube
+        if a == host:
+            return self.port[b]  # the host's link to the cube's port
+        if b == host:  # towards the cube's port, then up its link
+            return host if self.port[a] == a else self._cube_hop(a, self.port[a])
+        return self._cube_hop(a, b)
+
+    def _cube_hop(self, a: int, b: int) -> int:
+        """The next cube from cube ``a`` towards cube ``b`` over the cube network."""
+        host = self.host if self.has_host else -1
         if self.topology == "fully-connected":
             return b
         if self.topology == "hypercube":
@@ -63,9 +77,10 @@ class Network:
             if ac != bc:
                 return ar * cols + ac + (1 if bc > ac else -1)
             return (ar + (1 if br > ar else -1)) * cols + ac
-        if self.has_host:
+        if self.has_host and len(self.host_cubes) == self.cubes:
             return host  # no cube network: go through the host
-        raise ConfigError("cubes are not connected: no host and no cube network")
+        raise ConfigError("cubes are not connected: no cube network, and no host linked to "
+                          "every cube")  # fmt: skip
 
     def route(self, a: int, b: int) -> list[int]:
         """Link ids from node ``a`` to node ``b``, in order."""
@@ -103,19 +118,33 @@ class Network:
 
 
 def build_network(
-    cubes: int, *, host: bool = True, topology: CubeTopology = "none", mesh_columns: int = 0
+    cubes: int,
+    *,
+    host: bool = True,
+    topology: CubeTopology = "none",
+    mesh_columns: int = 0,
+    host_cubes: Sequence[int] | None = None,
 ) -> Network:
-    """A host star to ``cubes`` cubes plus a cube network of the given topology."""
+    """A host linked to ``host_cubes`` (default: every cube, a star) of ``cubes`` cubes, plus a
+    cube network of the given topology."""
     if cubes < 1:
         raise ConfigError(f"a memory network needs at least one cube, got {cubes}")
-    net = Network(cubes, host, topology, mesh_columns)
+    attached = tuple(range(cubes)) if host_cubes is None else tuple(host_cubes)
+    if host and (not attached or len(set(attached)) != len(attached)
+                 or not all(0 <= k < cubes for k in attached)):  # fmt: skip
+        raise ConfigError(f"host_cubes must be distinct cubes of 0..{cubes - 1}, at least one; "
+                          f"got {list(attached)}")  # fmt: skip
+    if host and len(attached) < cubes and topology == "none":
+        raise ConfigError(f"the host links to {len(attached)} of the {cubes} cubes; the others "
+                          "need a cube network to reach it (set the cube topology)")  # fmt: skip
+    net = Network(cubes, host, topology, mesh_columns, tuple(sorted(attached)) if host else ())
 
     def add(a: int, b: int, kind: str) -> None:
         net.links.append((a, b))
         net.kinds.append(kind)
 
     if host:
-        for c in range(cubes):
+        for c in net.host_cubes:
             add(net.host, c, "host-to-cube")
             add(c, net.host, "cube-to-host")
     if topology == "fully-connected":
@@ -144,4 +173,19 @@ def build_network(
         raise ConfigError(
             f"unknown cube topology {topology!r}; expected none, fully-connected, hypercube, mesh"
         )
+    if host:  # each cube's port: the attached cube fewest hops away, the lowest of equals
+        net.port = [c if c in net.host_cubes else
+                    min(net.host_cubes, key=lambda p, c=c: (_cube_hops(net, c, p), p))
+                    for c in range(cubes)]  # fmt: skip
     return net
+
+
+def _cube_hops(net: Network, a: int, b: int) -> int:
+    """Hops from cube ``a`` to cube ``b`` over the cube network alone."""
+    hops = 0
+    while a != b:
+        a = net._cube_hop(a, b)
+        hops += 1
+        if hops > net.cubes:
+            raise ConfigError(f"routing loop from cube {a} to cube {b}")
+    return hops

@@ -75,6 +75,8 @@ def check_conserved(layout: GpuLayout, trace, sm_stats, offload_stats, mem, dram
     sm_ports = np.arange(len(net.links), len(net.links) + c.sm.count)
     slice_ports = np.arange(sm_ports[-1] + 1, sm_ports[-1] + 1 + c.l2.slices)
     to_cube, from_cube = layout.host_links()
+    ports = layout.ports()
+    host_tx, host_rx = np.unique(to_cube), np.unique(from_cube)  # each link once
     cube_links = [i for i, kind in enumerate(net.kinds) if kind == "cube"]
     requests = [smmod.T_LOADS, smmod.T_STORES, smmod.T_ATOMICS]  # those that left an SM
     gpu_sent = int(sm_stats[: layout.gpu_sms, requests].sum())
@@ -95,10 +97,10 @@ def check_conserved(layout: GpuLayout, trace, sm_stats, offload_stats, mem, dram
         ("L2", "fills", int(l2[model.L_FILLS]), int(l2[model.L_DRAM_READS]) - rdf_missed),
         ("DRAM", "requests taken", int(d[:, ctl.S_READS].sum() + d[:, ctl.S_WRITES].sum()),
          int(l2[model.L_DRAM_READS] + l2[model.L_DRAM_WRITES]) + stack_sent),
-        ("GPU links", "reads answered", int(packets[from_cube, linkmod.READ_DATA].sum())
-         + rdf_missed, int(packets[to_cube, linkmod.READ_REQUEST].sum())),
+        ("GPU links", "reads answered", int(packets[host_rx, linkmod.READ_DATA].sum())
+         + rdf_missed, int(packets[host_tx, linkmod.READ_REQUEST].sum())),
         ("GPU links", "invalidations of NSU writes",
-         int(packets[from_cube, linkmod.OTHER].sum()),
+         int(packets[host_rx, linkmod.OTHER].sum()),
          int(off[ofl.K_NSU_WRITES]) if invalidating else 0),
         ("cube network", "writes acknowledged",
          int(packets[cube_links, linkmod.WRITE_ACK].sum()),
@@ -123,19 +125,21 @@ def check_conserved(layout: GpuLayout, trace, sm_stats, offload_stats, mem, dram
              int(served[ch])),
         ]  # fmt: skip
     per_cube = layout.channels_per_cube
-    for k in range(c.memory.cubes):
-        tx, rx = int(to_cube[k]), int(from_cube[k])
+    for port in np.unique(ports):  # each host link pair, and the cubes reached through it
+        behind = ports == port
+        tx, rx = int(to_cube[port]), int(from_cube[port])
         checks.append((f"{layout.link_label(tx)} and back", "writes acknowledged",
                        int(packets[rx, linkmod.WRITE_ACK]),
                        int(packets[tx, linkmod.WRITE_REQUEST])))  # fmt: skip
         if c.ndp:  # the offload requests (and SNDP's WTA packets) out, acknowledgements back
-            stack = offload_stats[k]
+            stacks = offload_stats[behind].sum(axis=0)
             checks += [
                 (layout.link_label(tx), "offload packets", int(packets[tx, linkmod.OFFLOAD]),
-                 (0 if ideal else int(stack[ofl.K_OFFLOADED])) + int(stack[ofl.K_WTA])),
+                 (0 if ideal else int(stacks[ofl.K_OFFLOADED])) + int(stacks[ofl.K_WTA])),
                 (layout.link_label(rx), "offload acknowledgements",
-                 int(packets[rx, linkmod.OFFLOAD]), 0 if ideal else int(stack[ofl.K_ACKED])),
+                 int(packets[rx, linkmod.OFFLOAD]), 0 if ideal else int(stacks[ofl.K_ACKED])),
             ]  # fmt: skip
+    for k in range(c.memory.cubes):
         if mem.tsv[k] >= 0:  # every access of the cube's vaults crosses its TSVs
             checks.append((layout.link_label(int(mem.tsv[k])), "DRAM accesses",
                            int(packets[mem.tsv[k]].sum()),

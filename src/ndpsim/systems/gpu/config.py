@@ -116,6 +116,16 @@ class LinkConfig(Strict):
     cube_to_host_gbps: Gbps
     cube_to_cube_gbps: OptionalGbps = 0
     cube_topology: Literal["none", "fully-connected", "hypercube", "mesh"] = "none"
+    mesh_columns: int | None = Field(
+        None, ge=1, le=64, description="columns of a 'mesh' cube topology (rows = cubes / "
+        "columns); default: a square mesh"
+    )  # fmt: skip
+    host_cubes: list[int] | None = Field(
+        None, max_length=64, description="the cubes the host has a link to (where its memory "
+        "controllers attach, e.g. a mesh's corners); default: every cube (a star). A cube it "
+        "has no link to is reached through the attached cube fewest hops away, over the cube "
+        "network"
+    )  # fmt: skip
     latency_ns: LatencyNs = Field(description="flight time of a packet (SerDes and wire)")
     header_bytes: int = Field(16, ge=0, le=4096, description="bytes of header and tail per "
                               "packet, at most 4096")  # fmt: skip

@@ -28,11 +28,18 @@ class GpuLayout:
     scheme: Any  # the offload scheme (an ndpsim.policy.offload.OffloadScheme), or None
 
     def host_links(self) -> tuple[np.ndarray, np.ndarray]:
-        """The GPU's link to each cube and each cube's link back (TX and RX channels)."""
+        """Per cube, the GPU's link towards it and the link back (TX and RX channels): its own
+        in a star, else its port's (shared with the other cubes of that port)."""
         net = self.network
-        to_cube = np.array([net.link_id(net.host, k) for k in range(net.cubes)], np.int64)
-        from_cube = np.array([net.link_id(k, net.host) for k in range(net.cubes)], np.int64)
+        to_cube = np.array([net.link_id(net.host, net.port[k]) for k in range(net.cubes)],
+                           np.int64)  # fmt: skip
+        from_cube = np.array([net.link_id(net.port[k], net.host) for k in range(net.cubes)],
+                             np.int64)  # fmt: skip
         return to_cube, from_cube
+
+    def ports(self) -> np.ndarray:
+        """Per cube, the cube whose link to the GPU its traffic takes (itself in a star)."""
+        return np.array(self.network.port, dtype=np.int64)
 
     def link_label(self, i: int) -> str:
         net = self.network

@@ -107,8 +107,10 @@ class MemorySide(NamedTuple):
 
     params: np.ndarray  # int64[MEM_PARAMS]
     slice_port: np.ndarray  # int64[slices]: link from the slice back to the SMs
-    to_cube: np.ndarray  # int64[cubes]: host-to-cube link
-    from_cube: np.ndarray  # int64[cubes]: cube-to-host link
+    to_cube: np.ndarray  # int64[cubes]: the host's link towards each cube (to its port)
+    from_cube: np.ndarray  # int64[cubes]: the link to the host from each cube's port
+    port: np.ndarray  # int64[cubes]: the cube whose host link a cube's traffic takes (itself
+    # in a star; else the cube network carries the traffic between them)
     map_bits: np.ndarray
     map_xor: np.ndarray
     remap: np.ndarray  # int64[ranges, 2]: physical line ranges [lo, hi) that use the second
@@ -184,6 +186,7 @@ def _to_memory(mem, links, events, pool, rid, now):
     else:
         size, traffic = mem.params[M_HEADER] + f[rq.Q_BYTES], linkmod.WRITE_REQUEST
     arrival = linkmod.send(links, mem.to_cube[cube], now, size, traffic)
+    arrival = _route(mem, links, mem.port[cube], cube, arrival, size, traffic)
     ev.push(events, arrival, EV_MEM_ARRIVE, rid, 0)
 
 
@@ -330,10 +333,12 @@ def _dram_done(mem, links, events, pool, rid, now):
         _forward(mem, links, events, pool, rid, cube, now)
         return
     if _reads(f[rq.Q_KIND]):
-        arrival = linkmod.send(links, mem.from_cube[cube], now, header + mem.params[M_LINE],
-                               linkmod.READ_DATA)  # fmt: skip
+        size = header + mem.params[M_LINE]
+        now = _route(mem, links, cube, mem.port[cube], now, size, linkmod.READ_DATA)
+        arrival = linkmod.send(links, mem.from_cube[cube], now, size, linkmod.READ_DATA)
         ev.push(events, arrival, EV_L2_FILL, rid, 0)
         return
+    now = _route(mem, links, cube, mem.port[cube], now, header, linkmod.WRITE_ACK)
     linkmod.send(links, mem.from_cube[cube], now, header, linkmod.WRITE_ACK)
     mem.progress[0] += 1
     mem.progress[1] = now
@@ -436,7 +441,8 @@ def _ndp_respond(mem, links, events, pool, rid, now):
         else:
             now = _route(mem, links, cube, home, now, mem.params[M_HEADER], linkmod.WRITE_ACK)
     if not _reads(f[rq.Q_KIND]) and mem.params[M_WRITE_INVALIDATIONS] != 0:
-        linkmod.send(links, mem.from_cube[cube], now, mem.params[M_HEADER], linkmod.OTHER)
+        up = _route(mem, links, cube, mem.port[cube], now, mem.params[M_HEADER], linkmod.OTHER)
+        linkmod.send(links, mem.from_cube[cube], up, mem.params[M_HEADER], linkmod.OTHER)
     ev.push(events, now, EV_NDP_FILL, rid, 0)
 
 
@@ -479,6 +485,7 @@ def _partitioned_at_l2(sm, l1, l2, mem, links, events, pool, off, rid, now):
     st = mem.stats[slice_]
     if f[rq.Q_KIND] == rq.R_WTA:
         arrival = linkmod.send(links, mem.to_cube[target], now, header, linkmod.OFFLOAD)
+        arrival = _route(mem, links, mem.port[target], target, arrival, header, linkmod.OFFLOAD)
         ev.push(events, arrival, EV_BUFFER_FILL, rid, 0)
         return
     latency = mem.params[M_L2_LATENCY]
@@ -493,8 +500,10 @@ def _partitioned_at_l2(sm, l1, l2, mem, links, events, pool, off, rid, now):
     if hit:
         off.stats[target, ofl.K_RDF_HITS] += 1
         off.cand_rdf_hits[off.inst_candidate[f[rq.Q_SLOT]]] += 1
-        arrival = linkmod.send(links, mem.to_cube[target], now + latency,
-                               header + f[rq.Q_BYTES], linkmod.READ_DATA)  # fmt: skip
+        size = header + f[rq.Q_BYTES]
+        arrival = linkmod.send(links, mem.to_cube[target], now + latency, size,
+                               linkmod.READ_DATA)  # fmt: skip
+        arrival = _route(mem, links, mem.port[target], target, arrival, size, linkmod.READ_DATA)
         ev.push(events, arrival, EV_BUFFER_FILL, rid, 0)
         return
     st[L_DRAM_READS] += 1
@@ -528,6 +537,7 @@ def _offload_send(mem, work, links, events, off, i, now):
     if mem.params[M_IDEAL] == 0:
         size = ofl.request_bytes(off, off.inst_candidate[i], _lanes(work, off, i))
         now = linkmod.send(links, off.tx_link[d], now, size, linkmod.OFFLOAD)
+        now = _route(mem, links, mem.port[d], d, now, size, linkmod.OFFLOAD)
     ev.push(events, now, EV_OFFLOAD_ARRIVE, i, 0)
 
 
@@ -573,6 +583,7 @@ def _offload_done(sm, work, l1, mem, links, events, off, s, w, now):
         partitioned = off.params[ofl.O_EXECUTION] == ofl.EXECUTE_PARTITIONED
         written = 0 if partitioned else _written_lines(work, off, i)
         size = ofl.ack_bytes(off, off.inst_candidate[i], _lanes(work, off, i), written)
+        now = _route(mem, links, d, mem.port[d], now, size, linkmod.OFFLOAD)
         now = linkmod.send(links, off.rx_link[d], now, size, linkmod.OFFLOAD)
     ev.push(events, now, EV_OFFLOAD_ACK, i, 0)
 

@@ -10,6 +10,7 @@ where its requests are stuck.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -128,6 +129,18 @@ class OffloadPlan:
             self.positions[index] = None
 
 
+def _mesh_columns(links, cubes: int) -> int:
+    """The columns of a mesh of ``cubes``: as configured, else a square's."""
+    if links.cube_topology != "mesh":
+        return 0
+    if links.mesh_columns is not None:
+        return links.mesh_columns
+    side = math.isqrt(cubes)
+    if side * side != cubes:
+        raise ConfigError(f"a mesh of {cubes} cubes is not square: set links.mesh_columns")
+    return side
+
+
 def _log2(value: int, what: str) -> int:
     bits = int(value).bit_length() - 1
     if value < 1 or 1 << bits != value:
@@ -199,7 +212,9 @@ class GpuSystem:
         org = dram.organization.model_copy(update={"channels": cubes * dram.organization.channels})
         self.system_dram = dram.model_copy(update={"organization": org})
         self.capacity_bytes = cubes * dram.organization.capacity_bytes
-        self.network = build_network(cubes, host=True, topology=c.links.cube_topology)
+        self.network = build_network(cubes, host=True, topology=c.links.cube_topology,
+                                     mesh_columns=_mesh_columns(c.links, cubes),
+                                     host_cubes=c.links.host_cubes)  # fmt: skip
         self.address_mapping = ADDRESS_MAPPINGS.get(c.memory.mapping)()
         self.scheme = OFFLOAD_SCHEMES.get(c.ndp.offload)() if c.ndp else None
         self.mapping = self._mapping()
@@ -338,6 +353,7 @@ class GpuSystem:
             slice_port=slice_ports,
             to_cube=to_cube,
             from_cube=from_cube,
+            port=self.layout.ports(),
             map_bits=bits,
             map_xor=xor,
             remap=remap,
