@@ -6,7 +6,7 @@ holds every verb).
 Each takes its command's options under the same names (``size``, ``seed``, ``workloads``,
 ``systems``, ``overrides`` for ``--set``) and refuses what the command refuses with the same
 message, as an :class:`~ndpsim.errors.NdpsimError`; nothing is printed and no file is written
-(a reproduction writes finished runs to ``runs`` when given one). ``overrides`` take nested
+(a reproduction stores its finished runs in ``runs`` when given one). ``overrides`` take nested
 tables (``{"sm": {"count": 32}}``) or dotted keys (``{"sm.count": 32}``).
 """
 
@@ -25,7 +25,7 @@ from ndpsim.experiments import seeds as seed_study
 from ndpsim.experiments.inputs import choose_input
 from ndpsim.experiments.overrides import nested
 from ndpsim.experiments.reproduction import plan
-from ndpsim.experiments.store import RunStore
+from ndpsim.experiments.store import ResultStore
 from ndpsim.frontend.ir import Function
 from ndpsim.frontend.parser import parse_ptx_file
 from ndpsim.simt.limits import Limits
@@ -114,8 +114,9 @@ def reproduce(paper: str, *, size: str = "small", seed: int = 0, seeds: int = 1,
     paper's) on ``systems`` (default: all; the baseline always runs), ``jobs`` worker
     processes, ``seeds`` seeds from ``seed`` on (more than one: the comparison across seeds).
     ``options`` are the paper's switches by name (``stack_warps=2``) or ``True`` for a study
-    to run alone (``figure5=True``). ``runs``: a directory of finished runs to reuse and add
-    to (``fresh``: simulate them again anyway); none by default."""
+    to run alone (``figure5=True``). ``runs``: a result store of finished runs to reuse and
+    add to, as a sweep's (``ndpsim.results(runs)`` queries it; ``fresh``: simulate them again
+    anyway); none by default."""
     if seeds < 1:
         raise ConfigError(f"seeds must be at least 1, got {seeds}")
     if seed < 0:
@@ -125,13 +126,14 @@ def reproduce(paper: str, *, size: str = "small", seed: int = 0, seeds: int = 1,
     if reproduction.studies:
         results = {s.key: s.run(seed) for s in reproduction.studies}
         return reproduction.studies_document(results, seed)
-    store = RunStore(Path(runs), reuse=not fresh) if runs is not None else None
+    store = ResultStore(runs) if runs is not None else None
     if seeds > 1:
-        docs = {s: reproduction.document(reproduction.run(s, jobs, store), s)
+        docs = {s: reproduction.document(reproduction.run(s, jobs, store, reuse=not fresh), s)
                 for s in range(seed, seed + seeds)}  # fmt: skip
         return seed_study.document(docs, reproduction.paper.name)
     studies = {s.key: s.run(seed) for s in reproduction.paper.studies}
-    return {**reproduction.document(reproduction.run(seed, jobs, store), seed), **studies}
+    runs_of_seed = reproduction.run(seed, jobs, store, reuse=not fresh)
+    return {**reproduction.document(runs_of_seed, seed), **studies}
 
 
 __all__ = ["analyze", "ptx_functions", "reproduce", "results", "run", "sweep"]

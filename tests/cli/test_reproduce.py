@@ -101,6 +101,21 @@ def test_reproduce_tom_takes_stored_runs_and_fresh_simulates_them_again(tmp_path
     assert fresh["ctrl-tmap"] == first["ctrl-tmap"]  # the same seed gives the same run
 
 
+def test_reproduce_tom_stores_its_runs_for_ndpsim_results_to_query(tmp_path):
+    _vadd_on_ctrl_tmap(tmp_path)
+    rows = tmp_path / "rows.json"
+    result = runner.invoke(app, [
+        "results", str(tmp_path / "tom"), "--json", str(rows), "--query",
+        'SELECT study, workload, system, preset, "summary.ipc" FROM runs ORDER BY system',
+    ])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    stored = json.loads(rows.read_text())
+    assert [(r["study"], r["workload"], r["system"], r["preset"]) for r in stored] == [
+        ("tom", "vadd", "baseline", "tom-baseline"), ("tom", "vadd", "ctrl-tmap", "tom-ndp")
+    ]  # fmt: skip
+    assert all(r["summary.ipc"] > 0 for r in stored)
+
+
 def test_reproduce_tom_shares_stored_runs_between_output_directories(tmp_path):
     shared = tmp_path / "shared-runs"
     _vadd_on_ctrl_tmap(tmp_path / "a", "--runs", str(shared))

@@ -9,8 +9,8 @@ import subprocess
 import sys
 import time
 
+from ndpsim.experiments.store import ResultStore
 from ndpsim.sweeps.api import sweep
-from ndpsim.sweeps.store import ResultStore
 
 STUDY = """\
 name = "killed"

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ndpsim.cli.main import app
-from ndpsim.sweeps.store import ResultStore
+from ndpsim.experiments.store import ResultStore
 
 runner = CliRunner()
 

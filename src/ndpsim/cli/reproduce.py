@@ -24,7 +24,7 @@ from ndpsim.config import parse_overrides
 from ndpsim.experiments import seeds as seed_study
 from ndpsim.experiments.paper import Paper, Study, Switch, papers
 from ndpsim.experiments.reproduction import Reproduction, plan
-from ndpsim.experiments.store import RunStore
+from ndpsim.experiments.store import ResultStore
 from ndpsim.reports import reproduction as report
 
 reproduce_app = App(help="Reproduce a paper's key results.", no_args_is_help=True)
@@ -65,7 +65,8 @@ def _parameters(paper: Paper) -> list[inspect.Parameter]:
             "Write the results document to FILE",
             f"OUT/{paper.name}.json, or OUT/{paper.name}-seeds.json with --seeds")),
         _option("runs_dir", Path, typer.Option(None, "--runs", metavar="DIR",
-                help="Directory of finished runs to reuse and add to (default: OUT/runs).")),
+                help="Result store of finished runs to reuse and add to, as a sweep's: "
+                "DIR/runs/*.parquet, queried by `ndpsim results DIR` (default: OUT).")),
         _option("fresh", bool, typer.Option(False, "--fresh",
                 help="Simulate every run again, even those stored.")),
     ]  # fmt: skip
@@ -124,11 +125,11 @@ def _reproduce(paper: Paper, *, size: str, workloads: str | None, systems: str |
         _show(r for s in alone for r in report.study_report(s, results[s.key], out))
         _say_where(path, out, start)
         return
-    store = RunStore(output_directory(runs_dir or out / "runs", "--runs"), reuse=not fresh)
+    store = ResultStore(output_directory(runs_dir or out, "--runs"))
     label = paper.name.upper()
     if seeds > 1:
         docs = {s: reproduction.document(_run(f"{label} at {size}, seed {s}", reproduction, s,
-                                              jobs, store), s)
+                                              jobs, store, not fresh), s)
                 for s in range(seed, seed + seeds)}  # fmt: skip
         doc = seed_study.document(docs, paper.name)
         write_json(path, doc)
@@ -136,7 +137,7 @@ def _reproduce(paper: Paper, *, size: str, workloads: str | None, systems: str |
         _say_where(path, out, start)
         return
     results = _studies(paper.studies, seed)
-    runs = _run(f"{label} at {size}", reproduction, seed, jobs, store)
+    runs = _run(f"{label} at {size}", reproduction, seed, jobs, store, not fresh)
     doc = {**reproduction.document(runs, seed), **results}
     write_json(path, doc)
     _show(report.figures(paper, doc, out))
@@ -161,9 +162,10 @@ def _studies(studies: Iterable[Study], seed: int) -> dict[str, dict[str, Any]]:
 
 
 def _run(label: str, reproduction: Reproduction, seed: int, jobs: int | None,
-         store: RunStore) -> dict:  # fmt: skip
+         store: ResultStore, reuse: bool) -> dict:  # fmt: skip
     """Run every (workload, system) pair of an experiment with one seed, showing progress;
-    runs ``store`` holds are taken from it, and each new one is added as it ends."""
+    runs ``store`` holds are taken from it when ``reuse``, and each new one is added as it
+    ends."""
     names, variants = reproduction.workloads, reproduction.variants
     title = f"{label}: {len(names)} workloads x {len(variants)} systems"
     with tracking(title, len(names)) as tracker:
@@ -171,11 +173,11 @@ def _run(label: str, reproduction: Reproduction, seed: int, jobs: int | None,
         def compiling(started: bool) -> None:
             tracker.note(COMPILING_NOTICE if started else "compiled")
 
-        runs = reproduction.run(seed, jobs, store, tracker.advance, compiling)
+        runs = reproduction.run(seed, jobs, store, tracker.advance, compiling, reuse)
     reused = sum(r["reused"] for by in runs.values() for r in by.values())
     if reused:
         console.print(f"{label}: {reused} of {len(names) * len(variants)} runs taken from "
-                      f"{escape(str(store.root))}/ (--fresh simulates them again)")  # fmt: skip
+                      f"{escape(str(store.runs_dir))}/ (--fresh simulates them again)")  # fmt: skip
     return runs
 
 

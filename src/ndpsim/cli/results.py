@@ -1,4 +1,5 @@
-"""``ndpsim results STUDY_OR_DIR``: a sweep's stored runs, queried with SQL and plotted."""
+"""``ndpsim results STUDY_OR_DIR``: the stored runs of a sweep or a reproduction, queried with
+SQL and plotted."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def results(
     target: Path = typer.Argument(
         ...,
         metavar="STUDY_OR_DIR",
-        help="A sweep's result directory, or its study file (results/sweep-NAME).",
+        help="A result directory (a sweep's, results/sweep-NAME, or a reproduction's "
+        "--out), or a study file.",
     ),
     query: str = typer.Option(
         None,
@@ -49,7 +51,8 @@ def results(
     out: Path = options.out("the plot's PDF and PNG", "the result directory"),
     json_path: Path = options.json_file("Write the rows to FILE", tables=False),
 ) -> None:
-    """Query and plot the runs a sweep stored: without --query, say what is there."""
+    """Query and plot the runs a sweep or a reproduction stored: without --query, say what is
+    there."""
     store = open_results(target)
     if query is None and plot is None and json_path is None:
         _describe(store)

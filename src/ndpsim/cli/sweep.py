@@ -16,7 +16,8 @@ from ndpsim.cli.paths import output_directory
 from ndpsim.cli.progress import tracking
 from ndpsim.compilation import COMPILING_NOTICE
 from ndpsim.errors import ConfigError
-from ndpsim.sweeps.expansion import Run, counts
+from ndpsim.experiments.rows import Run
+from ndpsim.sweeps.expansion import counts
 from ndpsim.sweeps.sweep import BACKENDS, Sweep, prepare
 from ndpsim.sweeps.worker import Outcome
 

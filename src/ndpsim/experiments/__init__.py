@@ -1,7 +1,8 @@
 """Reproducing the papers: a registry of papers, each one module that states as data what it
 compares (variants, workloads, figures, the paper's numbers, its own switches), and the
-machinery every paper shares: the runner that spreads workloads over processes, the store of
-finished runs, ``--set`` overrides, averages and the comparison of several seeds.
+machinery every paper shares: the runner that spreads workloads over processes, the result
+store of finished runs (which sweeps share), ``--set`` overrides, averages and the comparison
+of several seeds.
 
 Experiments produce results documents (plain data); :mod:`ndpsim.reports` turns them into
 tables and plots.

@@ -14,7 +14,7 @@ from ndpsim.errors import ConfigError
 from ndpsim.experiments.overrides import apply_overrides, nested
 from ndpsim.experiments.paper import Paper, Runs, Study, get_paper
 from ndpsim.experiments.runner import Variant, run_experiment
-from ndpsim.experiments.store import RunStore
+from ndpsim.experiments.store import ResultStore
 from ndpsim.workloads import SIZES, get_workload
 
 
@@ -37,12 +37,14 @@ class Reproduction:
         """The switches as the results document records them (``set`` only when used)."""
         return {**self.switches, **({"set": self.changed} if self.changed else {})}
 
-    def run(self, seed: int, jobs: int | None = None, store: RunStore | None = None,
+    def run(self, seed: int, jobs: int | None = None, store: ResultStore | None = None,
             on_done: Callable[[str], None] | None = None,
-            on_compiling: Callable[[bool], None] | None = None) -> Runs:  # fmt: skip
-        """Every (workload, system) run with ``seed`` (see :func:`run_experiment`)."""
+            on_compiling: Callable[[bool], None] | None = None,
+            reuse: bool = True) -> Runs:  # fmt: skip
+        """Every (workload, system) run with ``seed`` (see :func:`run_experiment`); the rows
+        it adds to ``store`` name the paper in their ``study`` column."""
         return run_experiment(list(self.workloads), self.size, seed, list(self.variants), jobs,
-                              on_done, on_compiling, store)  # fmt: skip
+                              on_done, on_compiling, store, reuse, self.paper.name)  # fmt: skip
 
     def document(self, runs: Runs, seed: int) -> dict[str, Any]:
         """The paper's results document of one seed's runs."""

@@ -7,8 +7,10 @@ compiles the timing model (or loads it from numba's on-disk cache): on a machine
 compiled it yet, every worker would otherwise compile it at once, each for minutes and with
 gigabytes of memory, where one compilation serves them all. The workers raise a shared flag
 when they compile, so the caller can say why the warm-up takes minutes. The caller looks up
-the runs a :class:`~ndpsim.experiments.store.RunStore` already holds and gives the workers only
-the others.
+the runs a :class:`~ndpsim.experiments.store.ResultStore` already holds and gives the workers
+only the others, which store each run as it ends: a row as a sweep's (the default counters as
+columns, queried with ``ndpsim results``) that also holds the whole run as JSON text, which is
+what is taken back.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -26,7 +29,9 @@ from ndpsim.compilation import (
     watch_compilation_for_good,
     watching_compilation,
 )
-from ndpsim.experiments.store import RunStore, run_identity
+from ndpsim.experiments.rows import DEFAULT_COUNTERS, RUN_COLUMN, Run, row_of
+from ndpsim.experiments.store import ResultStore, config_hash, run_identity, run_key
+from ndpsim.provenance import code_provenance
 from ndpsim.systems import build_system, load_system, load_system_config
 from ndpsim.workloads import kernel_module, run_workload
 
@@ -41,15 +46,18 @@ class Variant:
 
 
 def simulate_workload(workload: str, size: str, seed: int, variants: Sequence[Variant],
-                      store: RunStore | None = None) -> dict[str, dict[str, Any]]:  # fmt: skip
+                      store: ResultStore | None = None,
+                      study: str = "") -> dict[str, dict[str, Any]]:  # fmt: skip
     """Interpret ``workload`` once and simulate it on every variant: {variant: run summary}.
-    Each run is added to ``store`` as soon as it ends, after the JSON round trip a stored run
-    makes, so a document built from stored runs is the one simulating them again would give."""
+    Each run is added to ``store`` as soon as it ends (its row's ``study`` column saying
+    ``study``), after the JSON round trip a stored run makes, so a document built from stored
+    runs is the one simulating them again would give."""
     functional = run_workload(workload, size, seed)
     if not functional.check.passed:
         raise RuntimeError(f"{workload} ({size}) differs from its reference: "
                            f"{functional.check.detail}")  # fmt: skip
     module = kernel_module(functional.workload.module_name)
+    provenance = code_provenance() if store is not None else {}
     out = {}
     for variant in variants:
         config = load_system_config(variant.preset, variant.overrides)
@@ -61,22 +69,50 @@ def simulate_workload(workload: str, size: str, seed: int, variants: Sequence[Va
             "wall_seconds": result.wall_seconds,
         }))  # fmt: skip
         if store is not None:
-            store.save(run_identity(workload, size, seed, config), run)
+            stored_as = _stored_as(workload, size, seed, variant, config)
+            row = row_of(stored_as, study, run, run["wall_seconds"], DEFAULT_COUNTERS, provenance)
+            store.write({**row, RUN_COLUMN: json.dumps(run, sort_keys=True)}, DEFAULT_COUNTERS)
         out[variant.name] = {**run, "reused": False}
     return out
 
 
+def _stored_as(workload: str, size: str, seed: int, variant: Variant, config: Any) -> Run:
+    """The run of ``variant`` (configured as ``config``) on the input, as the store files it:
+    under everything its result depends on, which the variant's name is not."""
+    key = run_key(run_identity(workload, size, seed, config))
+    return Run(key, variant.name, variant.preset, config, config_hash(config), (), workload, size,
+               seed)  # fmt: skip
+
+
 def _stored_runs(workload: str, size: str, seed: int, variants: Sequence[Variant],
-                 store: RunStore | None) -> dict[str, dict[str, Any]]:  # fmt: skip
+                 store: ResultStore | None) -> dict[str, dict[str, Any]]:  # fmt: skip
     """{variant: run} for the variants whose run ``store`` holds."""
     out = {}
     if store is not None:
         for v in variants:
-            identity = run_identity(workload, size, seed, load_system_config(v.preset, v.overrides))
-            stored = store.load(identity)
+            config = load_system_config(v.preset, v.overrides)
+            stored = _stored_run(store, _stored_as(workload, size, seed, v, config))
             if stored is not None:
                 out[v.name] = {**stored, "reused": True}
     return out
+
+
+def _stored_run(store: ResultStore, run: Run) -> dict[str, Any] | None:
+    """The run ``store`` holds under ``run``'s key, or None; a row that cannot be read is
+    simulated again and replaced, with a warning."""
+    try:
+        row = store.read(run.key)
+        if row is None:
+            return None
+        if row.get("run_key") != run.key:
+            raise ValueError("its run_key differs from its file's name")
+        if not isinstance(row.get(RUN_COLUMN), str):
+            raise ValueError(f"it holds no {RUN_COLUMN} (not a reproduction's row)")
+        return json.loads(row[RUN_COLUMN])
+    except (OSError, ValueError) as err:
+        warnings.warn(f"{store.path(run.key)}: stored run unreadable ({err}); simulating it "
+                      "again", stacklevel=2)  # fmt: skip
+        return None
 
 
 def compile_timing_model(preset: str) -> None:
@@ -97,16 +133,20 @@ def run_experiment(workloads: Sequence[str], size: str, seed: int, variants: Seq
                    processes: int | None = None,
                    on_done: Callable[[str], None] | None = None,
                    on_compiling: Callable[[bool], None] | None = None,
-                   store: RunStore | None = None,
+                   store: ResultStore | None = None, reuse: bool = True, study: str = "",
                    ) -> dict[str, dict[str, dict[str, Any]]]:  # fmt: skip
     """{workload: {variant: run summary}} for every pair, ``processes`` workloads at a time
     (default: one per CPU core, at most one per workload). ``on_done(workload)`` follows each
     workload; ``on_compiling(True)`` says numba started compiling, ``on_compiling(False)`` that
     it is done. ``store``: runs it holds are taken from it (``"reused": True``), and only
-    the others are simulated and added to it; a workload it holds every run of is not even
-    interpreted."""
+    the others are simulated and added to it, their rows' ``study`` column saying ``study``;
+    a workload it holds every run of is not even interpreted. ``reuse=False`` simulates every
+    run again (and stores it), for when the stored ones are in doubt."""
     notify = on_compiling or (lambda compiling: None)
-    stored = {name: _stored_runs(name, size, seed, variants, store) for name in workloads}
+    if store is not None:
+        store.remove_leftovers()
+    lookup = store if reuse else None
+    stored = {name: _stored_runs(name, size, seed, variants, lookup) for name in workloads}
     missing = {name: [v for v in variants if v.name not in stored[name]] for name in workloads}
     pending = [name for name in workloads if missing[name]]
     results: dict[str, dict[str, dict[str, Any]]] = {}
@@ -124,7 +164,7 @@ def run_experiment(workloads: Sequence[str], size: str, seed: int, variants: Seq
     if processes == 1:
         with watching_compilation(lambda: notify(True), lambda: notify(False)):
             for name in pending:
-                finished(name, simulate_workload(name, size, seed, missing[name], store))
+                finished(name, simulate_workload(name, size, seed, missing[name], store, study))
         return {name: results[name] for name in workloads}
     context = multiprocessing.get_context()
     compiling = context.Event()
@@ -140,8 +180,8 @@ def run_experiment(workloads: Sequence[str], size: str, seed: int, variants: Seq
         warm_up.result()
         if compiled:
             notify(False)
-        futures = {pool.submit(simulate_workload, name, size, seed, missing[name], store): name
-                   for name in pending}  # fmt: skip
+        futures = {pool.submit(simulate_workload, name, size, seed, missing[name], store,
+                               study): name for name in pending}  # fmt: skip
         for future in as_completed(futures):
             finished(futures[future], future.result())
     return {name: results[name] for name in workloads}

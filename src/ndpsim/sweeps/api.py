@@ -1,6 +1,6 @@
 """Sweeps from Python: ``sweep(study)`` runs what its store lacks and returns the store,
-``results(path).query(sql)`` reads any store. What ``ndpsim sweep`` and ``ndpsim results`` do,
-without the printing."""
+``results(path).query(sql)`` reads any store (a sweep's or a reproduction's). What ``ndpsim
+sweep`` and ``ndpsim results`` do, without the printing."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ndpsim.errors import ConfigError, SimulationError
-from ndpsim.sweeps.expansion import Run
-from ndpsim.sweeps.store import ResultStore
+from ndpsim.experiments.rows import Run
+from ndpsim.experiments.store import ResultStore
 from ndpsim.sweeps.study import load_study
 from ndpsim.sweeps.sweep import default_out, prepare
 from ndpsim.sweeps.worker import Outcome
@@ -37,13 +37,14 @@ def _failed(failures: list[tuple[Run, Outcome]]) -> str:
 
 
 def results(path: Path | str) -> ResultStore:
-    """The result store of a sweep: its directory, or its study file (whose default directory
-    it names)."""
+    """A result store: the directory of a sweep or a reproduction, or a study file (whose
+    default directory it names)."""
     path = Path(path)
     if path.suffix == ".toml" and path.is_file():
         return ResultStore(default_out(load_study(path)))
     if not path.is_dir():
-        raise ConfigError(f"{path}: neither a sweep's result directory nor a study file")
+        raise ConfigError(f"{path}: neither a result directory (a sweep's or a reproduction's) "
+                          "nor a study file")  # fmt: skip
     return ResultStore(path)
 
 

@@ -14,49 +14,17 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ndpsim.config import merge
 from ndpsim.errors import ConfigError
-from ndpsim.experiments.store import run_identity, run_key
-from ndpsim.provenance import digest
+from ndpsim.experiments.rows import Run
+from ndpsim.experiments.store import config_hash, run_identity, run_key
 from ndpsim.sweeps.study import MAX_RUNS, Distribution, Study, System, nest
-from ndpsim.systems import load_system_config, resolved_config
-
-
-@dataclass(frozen=True)
-class Run:
-    """One simulation of a sweep: a workload's input on one configured system."""
-
-    key: str  # run_key of its identity: what the store files it under
-    system: str  # the study's name for the system
-    preset: str
-    config: Any = field(repr=False, compare=False)  # validated
-    config_hash: str  # a digest of the resolved configuration
-    swept: tuple[tuple[str, Any], ...]  # every swept key, None where the system lacks it
-    workload: str
-    size: str
-    seed: int
-
-    @property
-    def input(self) -> tuple[str, str, int]:
-        """What the interpreter's trace depends on: runs sharing it share one trace."""
-        return self.workload, self.size, self.seed
-
-    def label(self) -> str:
-        """The run for a person: ``bfs tiny s0 on tom-ndp (sm.count=32)``."""
-        given = ", ".join(f"{k}={_shown(v)}" for k, v in self.swept if v is not None)
-        where = f" ({given})" if given else ""
-        return f"{self.workload} {self.size} s{self.seed} on {self.system}{where}"
-
-
-def _shown(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    return value if isinstance(value, str) else json.dumps(value)
+from ndpsim.systems import load_system_config
 
 
 @dataclass(frozen=True)
@@ -130,12 +98,12 @@ def expand(study: Study) -> Plan:
         for system in study.systems:
             for point in all_points:
                 received = {k: v for k, v in point.items() if system.receives(k)}
-                config, config_hash, identity = _configured(study, system, received, configs)
+                config, hashed, identity = _configured(study, system, received, configs)
                 given = {"workload": workload, "size": size, "seed": seed}
                 key = run_key({**identity, **given, "study_system": system.name})
                 if key not in runs:
                     swept = tuple((k, received.get(k)) for k in study.swept)
-                    runs[key] = Run(key, system.name, system.preset, config, config_hash,
+                    runs[key] = Run(key, system.name, system.preset, config, hashed,
                                     swept, workload, size, seed)  # fmt: skip
     return Plan(study, tuple(runs.values()), total, len(all_points))
 
@@ -157,7 +125,7 @@ def _configured(study: Study, system: System, received: dict[str, Any],
             raise ConfigError(f"{study.source}: the combination {given} on system "
                               f"{system.name!r}: {error}") from None  # fmt: skip
         identity = run_identity("", "", 0, config)
-        cache[cache_key] = (config, digest(resolved_config(config), 16), identity)
+        cache[cache_key] = (config, config_hash(config), identity)
     return cache[cache_key]
 
 
@@ -178,4 +146,4 @@ def counts(plan: Plan) -> dict[str, int]:
     }
 
 
-__all__ = ["Plan", "Run", "counts", "expand", "points", "samples", "size_of"]
+__all__ = ["Plan", "counts", "expand", "points", "samples", "size_of"]

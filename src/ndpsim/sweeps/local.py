@@ -18,8 +18,8 @@ from concurrent.futures.process import BrokenProcessPool
 
 from ndpsim.compilation import watch_compilation_for_good, watching_compilation
 from ndpsim.errors import SimulationError
+from ndpsim.experiments.rows import Run
 from ndpsim.experiments.runner import compile_timing_model
-from ndpsim.sweeps.expansion import Run
 from ndpsim.sweeps.worker import Outcome, Task, execute
 
 #: ``on_done(run, outcome)`` after each run; ``on_compiling(True)`` when numba starts

@@ -21,8 +21,8 @@ from typing import Any
 
 from ndpsim.compilation import watching_compilation
 from ndpsim.errors import ConfigError, NdpsimError
+from ndpsim.experiments.rows import Run
 from ndpsim.experiments.runner import compile_timing_model
-from ndpsim.sweeps.expansion import Run
 from ndpsim.sweeps.local import OnCompiling, OnDone
 from ndpsim.sweeps.worker import Outcome, Task, interpret, measure, store
 from ndpsim.workloads import WorkloadRun

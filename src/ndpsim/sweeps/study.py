@@ -25,23 +25,13 @@ from pydantic import BeforeValidator, Field
 from ndpsim.config import Strict, load_toml, merge, validate
 from ndpsim.errors import ConfigError
 from ndpsim.experiments.overrides import has_section
+from ndpsim.experiments.rows import DEFAULT_COUNTERS, FIXED_COLUMNS, OPTIONAL
 from ndpsim.systems import load_system_config
 from ndpsim.toml_lines import KeyLines, file_key_lines
 from ndpsim.workloads import SIZES, workload_names
 
 #: The most runs a study may expand to: far beyond a cluster's week, small enough to list.
 MAX_RUNS = 1_000_000
-#: What a run keeps when a study names no counters: the simulated time, every headline figure
-#: and the energy by part (each dict expands to one column per leaf).
-DEFAULT_COUNTERS = ("time_ps", "summary", "energy_nj")
-#: Columns every stored row has; neither a swept key nor a counter may take their names.
-FIXED_COLUMNS = (
-    "run_key", "config_hash", "study", "system", "preset", "workload", "size", "seed",
-    "ndpsim_version", "git_revision", "git_modified", "finished", "wall_seconds",
-)  # fmt: skip
-#: Ends a counter that some systems' results lack (``summary.offload?``: empty in their rows);
-#: any other counter a run's results lack fails the run, so that a misspelt one is noticed.
-OPTIONAL = "?"
 #: How a random sample draws a key: ``{uniform = [low, high]}`` (a float), ``loguniform`` (a
 #: float, uniform in its logarithm), ``integers`` (an integer, both ends included) or
 #: ``choice`` (one of a list).
@@ -441,11 +431,8 @@ def _dotted_keys(tree: dict[str, Any]) -> list[str]:
 
 
 __all__ = [
-    "DEFAULT_COUNTERS",
     "DISTRIBUTIONS",
-    "FIXED_COLUMNS",
     "MAX_RUNS",
-    "OPTIONAL",
     "Distribution",
     "Study",
     "StudyFile",

@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from ndpsim.errors import ConfigError
+from ndpsim.experiments.rows import Run
+from ndpsim.experiments.store import ResultStore
 from ndpsim.provenance import code_provenance
-from ndpsim.sweeps.expansion import Plan, Run, expand
+from ndpsim.sweeps.expansion import Plan, expand
 from ndpsim.sweeps.local import OnCompiling, OnDone, run_local
-from ndpsim.sweeps.store import ResultStore
 from ndpsim.sweeps.study import Study, load_study
 from ndpsim.sweeps.worker import Outcome, Task
 

@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ndpsim.errors import NdpsimError, WorkloadError
-from ndpsim.sweeps.expansion import Run
-from ndpsim.sweeps.rows import row_of
-from ndpsim.sweeps.store import ResultStore
+from ndpsim.experiments.rows import Run, row_of
+from ndpsim.experiments.store import ResultStore
 from ndpsim.systems import build_system
 from ndpsim.workloads import WorkloadRun, kernel_module, run_workload
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ndpsim.errors import ConfigError
-from ndpsim.sweeps.rows import counter_columns
+from ndpsim.experiments.rows import counter_columns
 
 RESULTS = {
     "time_ps": 1000,

@@ -1,5 +1,6 @@
 """What the store keeps of a run: one row of its identity, the values of its swept keys, where
-it came from, and the counters its study chose.
+it came from, and the counters it keeps; a sweep's and a reproduction's rows alike, so that one
+query reads both.
 
 A counter is a dotted path into the run's results (``RunResult.as_dict()``: ``time_ps``,
 ``summary.ipc``, ``energy_nj.total``, ``stats.dram.total.row_hits``); a path to a table keeps
@@ -13,12 +14,61 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ndpsim.errors import ConfigError
 from ndpsim.provenance import now_utc
-from ndpsim.sweeps.expansion import Run
-from ndpsim.sweeps.study import OPTIONAL
+
+#: What a run keeps unless told otherwise (a study naming no counters, every reproduction): the
+#: simulated time, every headline figure and the energy by part (each dict expands to one
+#: column per leaf).
+DEFAULT_COUNTERS = ("time_ps", "summary", "energy_nj")
+#: Columns every stored row has; neither a swept key nor a counter may take their names.
+FIXED_COLUMNS = (
+    "run_key", "config_hash", "study", "system", "preset", "workload", "size", "seed",
+    "ndpsim_version", "git_revision", "git_modified", "finished", "wall_seconds",
+)  # fmt: skip
+#: The column of a reproduction's row holding its whole run as JSON text (``time_ps``,
+#: ``summary``, ``energy_nj``, ``wall_seconds``): what a reproduction started again takes
+#: instead of simulating. Empty in a sweep's rows.
+RUN_COLUMN = "run_json"
+#: Ends a counter that some systems' results lack (``summary.offload?``: empty in their rows);
+#: any other counter a run's results lack fails the run, so that a misspelt one is noticed.
+OPTIONAL = "?"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One simulation, of a sweep or of a reproduction: a workload's input on one configured
+    system."""
+
+    key: str  # run_key of its identity: what the store files it under
+    system: str  # the study's name for the system (a reproduction's: its variant's)
+    preset: str
+    config: Any = field(repr=False, compare=False)  # validated
+    config_hash: str  # a digest of the resolved configuration
+    swept: tuple[tuple[str, Any], ...]  # every swept key, None where the system lacks it
+    workload: str
+    size: str
+    seed: int
+
+    @property
+    def input(self) -> tuple[str, str, int]:
+        """What the interpreter's trace depends on: runs sharing it share one trace."""
+        return self.workload, self.size, self.seed
+
+    def label(self) -> str:
+        """The run for a person: ``bfs tiny s0 on tom-ndp (sm.count=32)``."""
+        given = ", ".join(f"{k}={_shown(v)}" for k, v in self.swept if v is not None)
+        where = f" ({given})" if given else ""
+        return f"{self.workload} {self.size} s{self.seed} on {self.system}{where}"
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def counter_columns(results: dict[str, Any], counters: Sequence[str],
@@ -94,4 +144,5 @@ def _cell(value: Any) -> Any:
     return json.dumps(value) if isinstance(value, list | dict) else value
 
 
-__all__ = ["counter_columns", "row_of"]
+__all__ = ["DEFAULT_COUNTERS", "FIXED_COLUMNS", "OPTIONAL", "RUN_COLUMN", "Run", "counter_columns",
+           "row_of"]  # fmt: skip
