@@ -8,6 +8,7 @@ runs. :func:`settings` lists a loaded config key by key with the file and line b
 from __future__ import annotations
 
 import ast
+import copy
 import difflib
 import sys
 import tomllib
@@ -249,10 +250,26 @@ def _shown(path: Path | str) -> str:
     return resolved.name if resolved.is_relative_to(PRESET_ROOT) else str(path)
 
 
+#: Files parsed, by their text: a sweep validates hundreds of configs built on the same few
+#: presets, and parsing their TOML again each time was most of its expansion.
+_TOML_CACHE: dict[str, dict] = {}
+_TOML_CACHE_FILES = 256
+
+
 def load_toml(path: Path) -> dict:
-    """A TOML file's contents; anything tomllib cannot read, or nested deeper than a config
-    ever is, is a ConfigError naming the file."""
+    """A TOML file's contents (the caller's own copy); anything tomllib cannot read, or nested
+    deeper than a config ever is, is a ConfigError naming the file. A text parsed before is not
+    parsed again."""
     text = read_text(path, ConfigError)
+    if text not in _TOML_CACHE:
+        data = _parse_toml(text, path)
+        if len(_TOML_CACHE) >= _TOML_CACHE_FILES:
+            _TOML_CACHE.pop(next(iter(_TOML_CACHE)))
+        _TOML_CACHE[text] = data
+    return copy.deepcopy(_TOML_CACHE[text])
+
+
+def _parse_toml(text: str, path: Path) -> dict:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -1,4 +1,5 @@
-"""The pool of memory requests in flight, as parallel arrays with a free list.
+"""The memory requests in flight: what the fields of a record of the engine's pool
+(:mod:`ndpsim.engine.pool`) mean for a GPU system.
 
 A request is one cache-line transaction on its way through the memory system. Whoever holds a
 request id may read and write its fields. A request can wait in three lists at once, each with
@@ -12,10 +13,10 @@ names its offload instance in ``Q_SLOT`` and the stream position of its memory i
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
-import numpy as np
 from numba import njit
+
+from ndpsim.engine.pool import Pool, grown, in_use, record_pool, release
+from ndpsim.engine.pool import allocate as pool_allocate
 
 # request kinds; SNDP's partitioned execution adds read-and-forward (RDF: read a line for an
 # NSU) and write-address (WTA: tell an NSU where a store goes) packets
@@ -30,54 +31,21 @@ REQUEST_FIELDS = 21
 # Q_TARGET: the stack whose NSU an RDF/WTA packet is for; Q_HIT: an RDF hit in the GPU's L1
 
 
-class RequestPool(NamedTuple):
-    fields: np.ndarray  # int64[capacity, REQUEST_FIELDS]
-    free: np.ndarray  # int64[capacity]: stack of free ids
-    meta: np.ndarray  # int64[2]: free count, most ever in use
+#: The GPU's requests in flight: an engine pool of REQUEST_FIELDS fields per request.
+RequestPool = Pool
 
 
 def request_pool(capacity: int) -> RequestPool:
-    return RequestPool(
-        fields=np.zeros((capacity, REQUEST_FIELDS), dtype=np.int64),
-        free=np.arange(capacity - 1, -1, -1, dtype=np.int64),
-        meta=np.array([capacity, 0], dtype=np.int64),
-    )
+    return record_pool(capacity, REQUEST_FIELDS)
 
 
 @njit(cache=True, inline="always")
 def allocate(pool):
     """A fresh request id, or -1 when the pool is exhausted."""
-    n = pool.meta[0]
-    if n == 0:
-        return -1
-    n -= 1
-    pool.meta[0] = n
-    used = pool.free.shape[0] - n
-    if used > pool.meta[1]:
-        pool.meta[1] = used
-    rid = pool.free[n]
-    pool.fields[rid, Q_NEXT] = -1  # the first request on an L1 MSHR ends its list
+    rid = pool_allocate(pool)
+    if rid >= 0:
+        pool.fields[rid, Q_NEXT] = -1  # the first request on an L1 MSHR ends its list
     return rid
 
 
-@njit(cache=True, inline="always")
-def release(pool, rid):
-    pool.free[pool.meta[0]] = rid
-    pool.meta[0] += 1
-
-
-def in_use(pool: RequestPool) -> int:
-    return int(pool.free.shape[0] - pool.meta[0])
-
-
-def grown(pool: RequestPool) -> RequestPool:
-    """The same requests in a pool with twice the room (ids stay valid)."""
-    capacity = pool.fields.shape[0]
-    bigger = request_pool(2 * capacity)
-    bigger.fields[:capacity] = pool.fields
-    free_now = int(pool.meta[0])
-    extra = np.arange(2 * capacity - 1, capacity - 1, -1, dtype=np.int64)
-    bigger.free[: len(extra)] = extra
-    bigger.free[len(extra) : len(extra) + free_now] = pool.free[:free_now]
-    bigger.meta[:] = (len(extra) + free_now, pool.meta[1])
-    return bigger
+__all__ = ["RequestPool", "allocate", "grown", "in_use", "release", "request_pool"]
