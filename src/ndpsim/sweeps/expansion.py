@@ -17,12 +17,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from ndpsim.config import merge
 from ndpsim.errors import ConfigError
 from ndpsim.experiments.rows import Run
 from ndpsim.experiments.store import config_hash, run_identity, run_key
+from ndpsim.seeding import generator
 from ndpsim.sweeps.study import MAX_RUNS, Distribution, Study, System, nest
 from ndpsim.systems import load_system_config
 
@@ -55,7 +54,7 @@ def points(study: Study) -> list[dict[str, Any]]:
 
 def samples(keys: dict[str, Distribution], count: int, seed: int) -> list[dict[str, Any]]:
     """``count`` random points, each key drawn in the study's order: the same for a seed."""
-    rng = np.random.default_rng(seed)
+    rng = generator(seed, "sweep/samples")
     out = []
     for _ in range(count):
         point = {}
