@@ -5,8 +5,8 @@ provably changes no result. Each run is kept as its summary (readable in a diff)
 of its whole result document (every counter, energy included, wall time excluded). A deliberate
 change of results re-records them with ``python -m tests.systems.goldens`` in a commit of its
 own that says what moved. ``goldens_small/`` holds the ``reproduce tom`` and ``reproduce sndp``
-documents at ``small``, seed 0 (wall times removed), recorded at the same commit, for comparing
-by hand after the refactor (``ndpsim reproduce tom --json ...``): too slow for the suite.
+documents at ``small``, seed 0 (wall times removed), re-recorded after the seeding rule, for
+comparing by hand after a refactor (``ndpsim reproduce tom --json ...``): too slow for the suite.
 """
 
 from __future__ import annotations
