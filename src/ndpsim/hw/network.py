@@ -175,17 +175,6 @@ def build_network(
         )
     if host:  # each cube's port: the attached cube fewest hops away, the lowest of equals
         net.port = [c if c in net.host_cubes else
-                    min(net.host_cubes, key=lambda p, c=c: (_cube_hops(net, c, p), p))
+                    min(net.host_cubes, key=lambda p, c=c: (net.hop_count(c, p), p))
                     for c in range(cubes)]  # fmt: skip
     return net
-
-
-def _cube_hops(net: Network, a: int, b: int) -> int:
-    """Hops from cube ``a`` to cube ``b`` over the cube network alone."""
-    hops = 0
-    while a != b:
-        a = net._cube_hop(a, b)
-        hops += 1
-        if hops > net.cubes:
-            raise ConfigError(f"routing loop from cube {a} to cube {b}")
-    return hops

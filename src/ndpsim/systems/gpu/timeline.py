@@ -36,6 +36,7 @@ _SM_COUNTERS = (smmod.T_CLOCKS, smmod.T_ISSUED, smmod.T_STALL_UNIT, smmod.T_STAL
                 smmod.T_STALL_IDLE)  # fmt: skip
 _WAITING_ON_OFFLOAD = (smmod.OFFLOAD_WAIT, smmod.OFFLOADED, smmod.CREDIT_WAIT)
 _DRAM_COUNTERS = ("reads", "writes", "row_hits", "row_misses", "row_conflicts")
+_OFFLOAD_COUNTERS = ("offloaded", "declined")
 _DECLINED = [i for i, n in enumerate(ofl.OFFLOAD_STAT_NAMES) if n.startswith("declined_")]
 _OFFLOADED = ofl.OFFLOAD_STAT_NAMES.index("offloaded")
 
@@ -59,10 +60,6 @@ def _count_series(names):
     return series
 
 
-def _offload_series(deltas: np.ndarray, gauges: np.ndarray, window_ps: int):
-    return {"offloaded": deltas[:, 0], "declined": deltas[:, 1]}
-
-
 class GpuTimeline(loop.Controller):
     """Samples one GPU run into ``timeline``: :meth:`launch` at each launch's start (its
     compiled state), the loop's calls at every window end, :meth:`launch_end` at its end."""
@@ -71,14 +68,13 @@ class GpuTimeline(loop.Controller):
                  ratio=None):  # fmt: skip
         self.timeline = timeline
         self.ratio = ratio  # SNDP's offload ratio controller, or None
-        self.schedulers = layout.config.sm.schedulers
         self.state = None
         self._sm_base = np.zeros((layout.sms, len(_SM_COUNTERS)), dtype=np.int64)
         self._offload_base = np.zeros((layout.config.memory.cubes, 2), dtype=np.int64)
         self._ndp = layout.config.ndp is not None
         self._link_busy = np.zeros(len(link_labels), dtype=np.int64)
         channels = layout.config.memory.cubes * layout.channels_per_cube
-        schedulers = self.schedulers
+        schedulers = layout.config.sm.schedulers
         timeline.group("SMs", [layout.processor_label(s) for s in range(layout.sms)],
                        [smmod.SM_STAT_NAMES[t] for t in _SM_COUNTERS], ["offloaded_warps"],
                        lambda d, g, w: _sm_series(d, g, w, schedulers))  # fmt: skip
@@ -87,7 +83,7 @@ class GpuTimeline(loop.Controller):
                        _DRAM_COUNTERS, [], _count_series(_DRAM_COUNTERS))  # fmt: skip
         if self._ndp:
             timeline.group("offloading", [f"cube{k}" for k in range(layout.config.memory.cubes)],
-                           ["offloaded", "declined"], [], _offload_series)  # fmt: skip
+                           _OFFLOAD_COUNTERS, [], _count_series(_OFFLOAD_COUNTERS))  # fmt: skip
         if ratio is not None:
             timeline.group("offload policy", ["offload ratio"], [], ["ratio"],
                            lambda d, g, w: {"ratio": g[:, 0]})  # fmt: skip
