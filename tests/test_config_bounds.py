@@ -20,11 +20,11 @@ from ndpsim.engine import events as ev
 from ndpsim.errors import ConfigError
 from ndpsim.hostmemory import available_bytes, check_fits, size_text
 from ndpsim.hw import cache as cachemod
+from ndpsim.hw import requests as rq
+from ndpsim.hw.core import sm as smmod
 from ndpsim.hw.dram import controller as ctl
 from ndpsim.hw.dram.footprint import check_fits_in_memory, state_bytes
 from ndpsim.hw.dram.spec import DramPreset, dram_preset_names, load_dram_preset
-from ndpsim.hw.gpu import requests as rq
-from ndpsim.hw.gpu import sm as smmod
 from ndpsim.systems import load_system_config
 from ndpsim.systems.gpu import GpuSystem, GpuSystemConfig
 from ndpsim.systems.gpu import model as gpumodel
@@ -135,8 +135,8 @@ def test_the_estimates_match_what_the_builders_allocate(preset):
         _nbytes(cachemod.build_caches(system.sms, c.l1.size_bytes, c.l1.ways, 128, c.l1.mshrs)),
         _nbytes(cachemod.build_caches(c.l2.slices, c.l2.size_bytes // c.l2.slices, c.l2.ways,
                                       128, c.l2.mshrs, interleave=c.l2.slices)),
-        _nbytes(smmod.build_sm_state(system._sm_params(), system._sm_periods(),
-                                     ASSUMED_REGISTERS, 1, system._slots())),
+        _nbytes(smmod.build_sm_state(system._sm_params(), system.cores, c.memory.cubes,
+                                     ASSUMED_REGISTERS, 1)),
         _nbytes(rq.request_pool(4 * room)) + _nbytes(ev.event_queue(4 * room)),
         _nbytes(ctl.build_dram_state(system.system_dram)),
     ]  # fmt: skip

@@ -3,7 +3,7 @@
 numba stamps a cached function with its own source file only (its documented limitation: a
 change in a function or constant defined in another file is not seen). The timing model's event
 loop (``systems/gpu/model.py``) inlines the SMs, caches, links, DRAM and offload hardware from a
-dozen other modules, so an edit to ``hw/gpu/sm.py`` alone used to load the old event loop from
+dozen other modules, so an edit to ``hw/core/sm.py`` alone used to load the old event loop from
 the cache and simulate the old model without a word: a researcher extending a component would
 measure the code they had replaced.
 

@@ -14,7 +14,7 @@ from ndpsim.engine import kinds
 _GPU_KINDS = (
     "import json\n"
     "{imports}\n"
-    "from ndpsim.hw.gpu import sm\n"
+    "from ndpsim.hw.core import sm\n"
     "from ndpsim.systems.gpu import model\n"
     "print(json.dumps(sorted((k, getattr(m, k)) for m in (sm, model) for k in dir(m)"
     " if k.startswith('EV_'))))"

@@ -34,14 +34,17 @@ def _run(workloads, preset="tom-baseline", workload="vadd"):
 
 def _tamper(monkeypatch, name, corrupt, before=False):
     """Have ``corrupt`` change the state the function ``name`` is given (a dict of its
-    arguments by name), before it runs or after it returned: a method of ``GpuSystem``, or a
-    function the system module calls (an invariant check)."""
+    arguments by name, the compiled model's components among them when it is given the whole
+    state), before it runs or after it returned: a method of ``GpuSystem``, or a function the
+    system module calls (an invariant check)."""
     owner = GpuSystem if hasattr(GpuSystem, name) else gpu_system
     original = getattr(owner, name)
     signature = inspect.signature(original)
 
     def tampered(*args, **kwargs):
-        state = signature.bind(*args, **kwargs).arguments
+        state = dict(signature.bind(*args, **kwargs).arguments)
+        if isinstance(state.get("state"), model.GpuState):
+            state.update(state["state"]._asdict())
         if before:
             corrupt(state)
         result = original(*args, **kwargs)

@@ -4,7 +4,7 @@ The functional run gives every allocation a virtual address; where its pages sit
 cubes is the timing model's choice (identity for the baseline interleaving, a random frame per
 page for SNDP's placement, a learned placement for TOM and AIMM). A :class:`PageTable` maps each
 virtual page of the device memory to a physical frame; compiled code translates line addresses
-through its ``table`` array (see :func:`ndpsim.hw.gpu.sm.physical_line`), and a policy running
+through its ``table`` array (see :func:`ndpsim.hw.core.sm.physical_line`), and a policy running
 between epochs may move a page to another frame.
 """
 

@@ -36,8 +36,8 @@ What the model needs, found before the run (:mod:`ndpsim.systems.offload`):
   to choose the data mapping; instances still running then were not seen whole and do not
   count.
 
-Slots and SMs live in :class:`ndpsim.hw.gpu.sm.SmState`; SMs ``0 .. gpu_sms-1`` are the GPU's,
-the next ones the stacks' (one per stack).
+Slots and SMs live in :class:`ndpsim.hw.core.sm.SmState`; its ``stack`` array says which units
+sit in a memory stack, ``stack_unit`` which unit runs each stack's offloaded blocks.
 """
 
 from __future__ import annotations

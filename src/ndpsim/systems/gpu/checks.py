@@ -9,10 +9,10 @@ import numpy as np
 
 from ndpsim.errors import SimulationError
 from ndpsim.hw import link as linkmod
+from ndpsim.hw import requests as rq
+from ndpsim.hw.core import sm as smmod
 from ndpsim.hw.dram import controller as ctl
 from ndpsim.hw.gpu import offload as ofl
-from ndpsim.hw.gpu import requests as rq
-from ndpsim.hw.gpu import sm as smmod
 from ndpsim.policy.offload import credit_capacity
 from ndpsim.systems.gpu import model
 from ndpsim.systems.gpu.layout import GpuLayout
@@ -21,7 +21,7 @@ from ndpsim.trace.work import (
 )
 
 
-def check_drained(layout: GpuLayout, sm, l1, l2, mem, dram, pool, off, trace) -> None:
+def check_drained(layout: GpuLayout, sm, l1, l2, mem, vaults, dram, pool, off, trace) -> None:
     """A finished kernel leaves nothing behind: every request completed and every queue,
     MSHR and warp slot is empty. Anything else is a bug in the model, not a result."""
     left = {
@@ -30,7 +30,7 @@ def check_drained(layout: GpuLayout, sm, l1, l2, mem, dram, pool, off, trace) ->
         "L2 MSHRs in use": int(l2.mshr_used.sum()),
         "requests waiting for an L2 MSHR": int((mem.mshr_wait_head >= 0).sum()),
         "requests in DRAM queues": int(dram.q_count.sum()),
-        "channel backlogs": int((mem.backlog_head >= 0).sum()),
+        "channel backlogs": int((vaults.backlog_head >= 0).sum()),
         "occupied warp slots": int((sm.slot_state != smmod.FREE).sum()),
         "offloads not acknowledged": int(off.pending.sum()),
         "offloads waiting for a stack-SM slot": int((off.queue_head >= 0).sum()),
@@ -62,8 +62,8 @@ def check_drained(layout: GpuLayout, sm, l1, l2, mem, dram, pool, off, trace) ->
         )
 
 
-def check_conserved(layout: GpuLayout, trace, sm_stats, offload_stats, mem, dram, links,
-                    sm_header_bytes) -> None:  # fmt: skip
+def check_conserved(layout: GpuLayout, trace, sm_stats, offload_stats, mem, vaults, dram,
+                    links, sm_header_bytes) -> None:  # fmt: skip
     """Every request and packet of the run so far is accounted for, where it was sent and
     where it was answered; a counter that disagrees names the component that lost or
     invented one. The counters are the run's, so each launch checks the run up to its end."""
@@ -74,8 +74,7 @@ def check_conserved(layout: GpuLayout, trace, sm_stats, offload_stats, mem, dram
     packets = links.traffic[:, :, 1]
     sm_ports = np.arange(len(net.links), len(net.links) + c.sm.count)
     slice_ports = np.arange(sm_ports[-1] + 1, sm_ports[-1] + 1 + c.l2.slices)
-    to_cube, from_cube = layout.host_links()
-    ports = layout.ports()
+    to_cube, from_cube, ports = layout.host
     host_tx, host_rx = np.unique(to_cube), np.unique(from_cube)  # each link once
     cube_links = [i for i, kind in enumerate(net.kinds) if kind == "cube"]
     requests = [smmod.T_LOADS, smmod.T_STORES, smmod.T_ATOMICS]  # those that left an SM
@@ -140,9 +139,9 @@ def check_conserved(layout: GpuLayout, trace, sm_stats, offload_stats, mem, dram
                  int(packets[rx, linkmod.OFFLOAD]), 0 if ideal else int(stacks[ofl.K_ACKED])),
             ]  # fmt: skip
     for k in range(c.memory.cubes):
-        if mem.tsv[k] >= 0:  # every access of the cube's vaults crosses its TSVs
-            checks.append((layout.link_label(int(mem.tsv[k])), "DRAM accesses",
-                           int(packets[mem.tsv[k]].sum()),
+        if vaults.tsv[k] >= 0:  # every access of the cube's vaults crosses its TSVs
+            checks.append((layout.link_label(int(vaults.tsv[k])), "DRAM accesses",
+                           int(packets[vaults.tsv[k]].sum()),
                            int(served[k * per_cube : (k + 1) * per_cube].sum())))  # fmt: skip
     wrong = [f"{where}: {what} {found}, expected {expected}"
              for where, what, found, expected in checks if found != expected]  # fmt: skip
@@ -151,7 +150,7 @@ def check_conserved(layout: GpuLayout, trace, sm_stats, offload_stats, mem, dram
     smallest = np.full(len(links.busy_ps), c.links.header_bytes, dtype=np.int64)
     smallest[sm_ports] = sm_header_bytes
     smallest[slice_ports] = c.links.header_bytes + LINE_BYTES
-    smallest[mem.tsv[mem.tsv >= 0]] = 1
+    smallest[vaults.tsv[vaults.tsv >= 0]] = 1
     short = links.traffic[:, :, 0] < packets * smallest[:, None]
     for i, k in zip(*np.nonzero(short), strict=True):
         wrong.append(f"{layout.link_label(int(i))}: {int(packets[i, k])} "
@@ -183,15 +182,15 @@ def check_busy(layout: GpuLayout, links, dram) -> None:
         raise SimulationError("busier than 100%: " + "; ".join(wrong[:8]))
 
 
-def diagnose(sm, mem, dram, pool, trace, now) -> str:
+def diagnose(sm, vaults, dram, pool, trace, now) -> str:
     """What a launch that stopped making progress was waiting for, for the watchdog's error."""
     waiting = int((sm.slot_state == smmod.ACTIVE).sum())
     at_barrier = int((sm.slot_state == smmod.BARRIER).sum())
     queued = int(dram.q_count.sum())
-    backlog = int((mem.backlog_head >= 0).sum())
+    backlog = int((vaults.backlog_head >= 0).sum())
     idle_channels = [
         int(ch) for ch in np.flatnonzero(dram.q_count.sum(axis=1) > 0)
-        if mem.tick_at[ch] >= smmod.NEVER
+        if vaults.tick_at[ch] >= smmod.NEVER
     ]  # fmt: skip
     parts = [
         f"kernel {trace.info.kernel!r} stopped making progress at {now} ps",

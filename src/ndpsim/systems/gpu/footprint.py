@@ -3,8 +3,8 @@ config whose arrays cannot fit is refused when the system is built, naming the k
 them, instead of ending in a MemoryError once the workload has been interpreted.
 
 Each estimate follows the builder that allocates the arrays (:func:`ndpsim.hw.cache.build_caches`,
-:func:`ndpsim.hw.dram.footprint.state_bytes` for the DRAM, :func:`ndpsim.hw.gpu.sm.build_sm_state`,
-:func:`ndpsim.hw.gpu.requests.request_pool`, :func:`ndpsim.engine.events.event_queue`,
+:func:`ndpsim.hw.dram.footprint.state_bytes` for the DRAM, :func:`ndpsim.hw.core.sm.build_sm_state`,
+:func:`ndpsim.hw.requests.request_pool`, :func:`ndpsim.engine.events.event_queue`,
 :meth:`ndpsim.hw.pagetable.PageTable.build`), counting the arrays that grow with config values
 and leaving out the fixed-size ones; a test holds the estimates to what the builders allocate.
 Arrays a workload sizes (its traces, a launch's CTA tables) are not counted, except the
@@ -17,7 +17,7 @@ from __future__ import annotations
 from ndpsim.errors import ConfigError
 from ndpsim.hostmemory import check_fits
 from ndpsim.hw.dram.footprint import INT64, state_bytes
-from ndpsim.hw.gpu.requests import REQUEST_FIELDS
+from ndpsim.hw.requests import REQUEST_FIELDS
 from ndpsim.policy.mapping import ADDRESS_MAPPINGS
 from ndpsim.systems.gpu.config import GpuSystemConfig
 from ndpsim.systems.gpu.model import headroom

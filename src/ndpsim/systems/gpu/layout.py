@@ -1,17 +1,19 @@
 """Where each component of a GPU system sits in the compiled model's flat arrays, and what it is
 called: the links (the memory network's first, then the SMs' crossbar ports, the L2 slices'
-ports, the cubes' TSVs), the SMs (the GPU's, then one per stack) and the DRAM channels. The
-invariant checks and the results name components through it."""
+ports, the cubes' TSVs), the cores (the GPU's SMs, then the stack processors, see
+:mod:`ndpsim.hw.core.contract`) and the DRAM channels. The invariant checks and the results name
+components through it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
-import numpy as np
-
 from ndpsim.engine.clock import ClockDomain
+from ndpsim.hw.core.contract import Cores
 from ndpsim.hw.dram.spec import DramPreset
+from ndpsim.hw.host_interface import HostInterface, build_host_interface
 from ndpsim.hw.network import Network
 from ndpsim.systems.gpu.config import GpuSystemConfig
 
@@ -23,23 +25,23 @@ class GpuLayout:
     core: ClockDomain  # the GPU SMs' clock
     dram_preset: DramPreset  # one cube's
     channels_per_cube: int
-    gpu_sms: int
-    sms: int  # the GPU's and the stacks'
+    cores: Cores
     scheme: Any  # the offload scheme (an ndpsim.policy.offload.OffloadScheme), or None
 
-    def host_links(self) -> tuple[np.ndarray, np.ndarray]:
+    @property
+    def gpu_sms(self) -> int:
+        return self.cores.host_units
+
+    @property
+    def sms(self) -> int:
+        """The GPU's and the stacks'."""
+        return self.cores.count
+
+    @cached_property
+    def host(self) -> HostInterface:
         """Per cube, the GPU's link towards it and the link back (TX and RX channels): its own
         in a star, else its port's (shared with the other cubes of that port)."""
-        net = self.network
-        to_cube = np.array([net.link_id(net.host, net.port[k]) for k in range(net.cubes)],
-                           np.int64)  # fmt: skip
-        from_cube = np.array([net.link_id(net.port[k], net.host) for k in range(net.cubes)],
-                             np.int64)  # fmt: skip
-        return to_cube, from_cube
-
-    def ports(self) -> np.ndarray:
-        """Per cube, the cube whose link to the GPU its traffic takes (itself in a star)."""
-        return np.array(self.network.port, dtype=np.int64)
+        return build_host_interface(self.network)
 
     def link_label(self, i: int) -> str:
         net = self.network
@@ -59,6 +61,4 @@ class GpuLayout:
         return f"cube{ch // self.channels_per_cube}-vault{ch % self.channels_per_cube}"
 
     def processor_label(self, s: int) -> str:
-        if s < self.gpu_sms:
-            return f"sm{s}"
-        return f"{self.scheme.processor.replace('_', '-')}{s - self.gpu_sms}"
+        return self.cores.label(s)

@@ -1,24 +1,29 @@
 """The compiled core of a GPU attached to memory cubes: events and SM clocks, interleaved.
 
-A memory request's life after it leaves an SM (:mod:`ndpsim.hw.gpu.sm`):
+A memory request's life after it leaves an SM (:mod:`ndpsim.hw.core.sm`):
 
 1. ``L2_REQUEST``: it reaches its L2 slice through the crossbar. A load hit answers after the hit
    latency; a miss joins the MSHR of its line, or takes one and goes to memory. Stores and
    reductions are written through (and update a present line); atomics are done at the L2.
-2. ``MEM_ARRIVE``: after the host-to-cube link, it enters its vault's controller queue, or that
-   channel's backlog when the queue is full.
-3. A channel controller issues commands on its clock; finished requests become ``DRAM_DONE``.
-   Channels are not events: each has the time it next wants to run, and the loop keeps their
-   minimum (a pushed and popped event per DRAM command would cost more than the command).
-4. ``DRAM_DONE``: read data (or a write acknowledgement) crosses the cube-to-host link.
+2. ``MEM_ARRIVE``: through the host interface (the host's link to the cube's port, then the
+   cube network's hops, :mod:`ndpsim.hw.host_interface`) its vault takes it
+   (:mod:`ndpsim.hw.dram.vaults`: a controller queue, or the channel's backlog when it is full).
+3. The vault's controller issues commands on its clock; finished requests become ``DRAM_DONE``.
+4. ``DRAM_DONE``: read data (or a write acknowledgement) goes back through the host interface.
 5. ``L2_FILL``: the line fills the L2 and answers everyone waiting on its MSHR.
 6. ``SM_FILL``: the line reaches the SM, fills the L1 and completes the loads waiting on it.
 
-A request of a stack SM (near-data processing, :mod:`ndpsim.hw.gpu.offload`) skips the L2: it
+A request of a stack unit (near-data processing, :mod:`ndpsim.hw.gpu.offload`) skips the L2: it
 goes from the logic layer to the owning vault, over the cube network when that vault is in
 another stack, and its data (or write acknowledgement) comes back the same way (``NDP_FILL``).
-With ``internal_gbps`` set, every DRAM access also crosses its cube's TSVs, a link shared by
-reads and writes that bounds a stack's internal bandwidth.
+With ``internal_gbps`` set, every DRAM access also crosses its cube's TSVs.
+
+The memory path is built from components, each a compiled state of its own in :class:`GpuState`
+with the functions that move a request through it: the address map
+(:mod:`ndpsim.hw.dram.address_map`), the host interface, the cube network's hops
+(:mod:`ndpsim.hw.hops`), the vaults and their banks (:mod:`ndpsim.hw.dram.controller`). This
+module holds what is the GPU's own: the L2 slices and the crossbar, and where each kind of
+request goes next.
 
 Offloading a block: the GPU warp's request crosses the TX link (``OFFLOAD_ARRIVE``), runs in a
 stack-SM slot (or waits for one), and when it is done and its writes acknowledged
@@ -47,15 +52,18 @@ from numba import njit
 
 from ndpsim.engine import events as ev
 from ndpsim.engine import fifo, kinds, loop
-from ndpsim.engine.assemble import Clock, assemble
-from ndpsim.engine.clock import NEVER
+from ndpsim.engine.assemble import assemble
 from ndpsim.hw import cache as cachemod
+from ndpsim.hw import hops as hopsmod
+from ndpsim.hw import host_interface as hostmod
 from ndpsim.hw import link as linkmod
+from ndpsim.hw import requests as rq
+from ndpsim.hw.core import sm as smmod
+from ndpsim.hw.dram import address_map as amapmod
 from ndpsim.hw.dram import controller as ctl
-from ndpsim.hw.dram.mapping import BANK, BANKGROUP, CHANNEL, COLUMN, CUBE, RANK, ROW, decode
+from ndpsim.hw.dram import vaults as vaultmod
+from ndpsim.hw.dram.vaults import EV_DRAM_DONE, EV_MEM_ARRIVE
 from ndpsim.hw.gpu import offload as ofl
-from ndpsim.hw.gpu import requests as rq
-from ndpsim.hw.gpu import sm as smmod
 from ndpsim.trace.trace import MemoryKind, MemorySpace
 from ndpsim.trace.work import (
     W_NUM_CTAS,
@@ -71,18 +79,17 @@ from ndpsim.trace.work import (
 
 EV_L2_REQUEST, EV_NDP_REQUEST = smmod.EV_L2_REQUEST, smmod.EV_NDP_REQUEST
 EV_OFFLOAD_SEND, EV_OFFLOAD_DONE = smmod.EV_OFFLOAD_SEND, smmod.EV_OFFLOAD_DONE
-(EV_MEM_ARRIVE, EV_DRAM_DONE, EV_L2_FILL, EV_SM_FILL, EV_NDP_FILL, EV_OFFLOAD_ARRIVE,
- EV_OFFLOAD_ACK, EV_BUFFER_FILL) = kinds.declare(
-    __name__, "MEM_ARRIVE", "DRAM_DONE", "L2_FILL", "SM_FILL", "NDP_FILL", "OFFLOAD_ARRIVE",
-    "OFFLOAD_ACK", "BUFFER_FILL",
+(EV_L2_FILL, EV_SM_FILL, EV_NDP_FILL, EV_OFFLOAD_ARRIVE, EV_OFFLOAD_ACK,
+ EV_BUFFER_FILL) = kinds.declare(
+    __name__, "L2_FILL", "SM_FILL", "NDP_FILL", "OFFLOAD_ARRIVE", "OFFLOAD_ACK", "BUFFER_FILL",
 )  # fmt: skip
 #: The handler of each event kind, from which the engine assembles the loop.
 HANDLERS = kinds.Handlers("the GPU model", __file__)
+HANDLERS.on(EV_MEM_ARRIVE)(vaultmod.arrive)
 
-(M_SLICES, M_L2_LATENCY, M_L2_PERIOD, M_XBAR_LATENCY, M_HEADER, M_LINE, M_TCK, M_CUBES,
- M_CHANNELS_PER_CUBE, M_L2_ENABLED, M_HEADROOM, M_HIST_BIN_PS, M_GPU_SMS,
- M_IDEAL, M_WRITE_INVALIDATIONS) = range(15)  # fmt: skip
-MEM_PARAMS = 15
+(M_SLICES, M_L2_LATENCY, M_L2_PERIOD, M_XBAR_LATENCY, M_HEADER, M_LINE, M_L2_ENABLED,
+ M_HEADROOM, M_HIST_BIN_PS, M_IDEAL, M_WRITE_INVALIDATIONS) = range(11)  # fmt: skip
+MEM_PARAMS = 11
 # M_WRITE_INVALIDATIONS: a stack processor's write sends an invalidation to the GPU (SNDP 4.2)
 
 # accesses = hits + misses; a miss merges into an MSHR, takes one, or (stores) goes straight
@@ -103,31 +110,13 @@ def headroom(sms: int, schedulers: int) -> int:
 
 
 class MemorySide(NamedTuple):
-    """The L2 slices and everything beyond them."""
+    """The GPU's side of memory: the L2 slices and the crossbar back to the SMs, and what the
+    memory system completed."""
 
     params: np.ndarray  # int64[MEM_PARAMS]
     slice_port: np.ndarray  # int64[slices]: link from the slice back to the SMs
-    to_cube: np.ndarray  # int64[cubes]: the host's link towards each cube (to its port)
-    from_cube: np.ndarray  # int64[cubes]: the link to the host from each cube's port
-    port: np.ndarray  # int64[cubes]: the cube whose host link a cube's traffic takes (itself
-    # in a star; else the cube network carries the traffic between them)
-    map_bits: np.ndarray
-    map_xor: np.ndarray
-    remap: np.ndarray  # int64[ranges, 2]: physical line ranges [lo, hi) that use the second
-    # mapping below (TOM's learned mapping for the data offloaded blocks touch)
-    remap_bits: np.ndarray
-    remap_xor: np.ndarray
-    tsv: np.ndarray  # int64[cubes]: link between a cube's vaults and its logic layer, or -1
-    next_link: np.ndarray  # int64[nodes, nodes]: the link to take at a node towards another
-    link_to: np.ndarray  # int64[links]: the node a link delivers to
-    backlog_head: np.ndarray  # int64[channels]: requests waiting for a full controller queue (a
-    backlog_tail: np.ndarray  # queue per channel, engine.fifo, linked by Q_BACKLOG_NEXT)
-    tick_at: np.ndarray  # int64[channels]: when each channel next runs (ps), or NEVER
-    tick_min: np.ndarray  # int64[1]: the minimum of tick_at
     mshr_wait_head: np.ndarray  # int64[slices]: requests waiting for a free L2 MSHR (a queue per
     mshr_wait_tail: np.ndarray  # slice, engine.fifo, linked by Q_L2_NEXT)
-    fields: np.ndarray  # int64[7]: scratch for address decoding
-    nodes: np.ndarray  # int64[5]: scratch for the DRAM controller
     stats: np.ndarray  # int64[slices, len(L2_STAT_NAMES)]
     progress: np.ndarray  # int64[2]: requests completed, time of the last completion
     latency_hist: np.ndarray  # int64[bins]: load and atomic round trips (SM to SM), in bins of
@@ -136,109 +125,21 @@ class MemorySide(NamedTuple):
 
 # ---------------------------------------------------------------------------- handlers
 @njit(cache=True, inline="always")
-def _reads(kind):
-    """Whether a request of ``kind`` reads its line from DRAM (an atomic fetches the line, is
-    done at the L2, and writes the result through as a separate write)."""
-    return kind == rq.R_LOAD or kind == rq.R_ATOMIC or kind == rq.R_RDF
-
-
-@njit(cache=True, inline="always")
-def _locate(mem, f):
-    """Fill in the DRAM coordinates of request ``f`` (its line already physical)."""
-    line = f[rq.Q_LINE]
-    address = line * mem.params[M_LINE]
-    remapped = False
-    for k in range(mem.remap.shape[0]):
-        if mem.remap[k, 0] <= line < mem.remap[k, 1]:
-            remapped = True
-            break
-    bits = mem.remap_bits if remapped else mem.map_bits
-    decode(bits, mem.remap_xor if remapped else mem.map_xor, address, mem.fields)
-    cube = mem.fields[CUBE]
-    f[rq.Q_CUBE] = cube
-    f[rq.Q_CHANNEL] = cube * mem.params[M_CHANNELS_PER_CUBE] + mem.fields[CHANNEL]
-    f[rq.Q_RANK] = mem.fields[RANK]
-    f[rq.Q_BANKGROUP] = mem.fields[BANKGROUP]
-    f[rq.Q_BANK] = mem.fields[BANK]
-    f[rq.Q_ROW] = mem.fields[ROW]
-    f[rq.Q_COLUMN] = mem.fields[COLUMN]
-    return cube
-
-
-@njit(cache=True, inline="always")
-def _route(mem, links, a, b, now, size, traffic):
-    """Send a packet from cube ``a`` to cube ``b`` over the cube network, hop by hop; returns
-    its arrival time."""
-    while a != b:
-        link = mem.next_link[a, b]
-        now = linkmod.send(links, link, now, size, traffic)
-        a = mem.link_to[link]
-    return now
-
-
-@njit(cache=True, inline="always")
-def _to_memory(mem, links, events, pool, rid, now):
-    """Send request ``rid`` (its line already physical) over its cube's link to its vault."""
+def _to_memory(mem, amap, host, hops, links, events, pool, rid, now):
+    """Send request ``rid`` (its line already physical) through the host interface to its
+    vault."""
     f = pool.fields[rid]
-    cube = _locate(mem, f)
-    if _reads(f[rq.Q_KIND]):
+    cube = amapmod.locate(amap, pool, rid)
+    if rq.reads(f[rq.Q_KIND]):
         size, traffic = mem.params[M_HEADER], linkmod.READ_REQUEST
     else:
         size, traffic = mem.params[M_HEADER] + f[rq.Q_BYTES], linkmod.WRITE_REQUEST
-    arrival = linkmod.send(links, mem.to_cube[cube], now, size, traffic)
-    arrival = _route(mem, links, mem.port[cube], cube, arrival, size, traffic)
+    arrival = hostmod.down(host, hops, links, cube, now, size, traffic)
     ev.push(events, arrival, EV_MEM_ARRIVE, rid, 0)
 
 
 @njit(cache=True, inline="always")
-def _wake_channel(mem, ch, now):
-    """Make channel ``ch`` run no later than its first clock edge at or after ``now``."""
-    tck = mem.params[M_TCK]
-    t = ((now + tck - 1) // tck) * tck
-    if t < mem.tick_at[ch]:
-        mem.tick_at[ch] = t
-        if t < mem.tick_min[0]:
-            mem.tick_min[0] = t
-
-
-@njit(cache=True, inline="always")
-def _enqueue(dram, pool, rid, cycle):
-    f = pool.fields[rid]
-    return ctl.enqueue(dram, f[rq.Q_CHANNEL], not _reads(f[rq.Q_KIND]), rid, f[rq.Q_RANK],
-                       f[rq.Q_BANKGROUP], f[rq.Q_BANK], f[rq.Q_ROW], f[rq.Q_COLUMN],
-                       cycle)  # fmt: skip
-
-
-@HANDLERS.on(EV_MEM_ARRIVE)
-@njit(cache=True, inline="always")
-def _mem_arrive(mem, dram, events, pool, rid, now):
-    ch = pool.fields[rid, rq.Q_CHANNEL]
-    cycle = now // mem.params[M_TCK]
-    if fifo.empty(mem.backlog_head, ch) and _enqueue(dram, pool, rid, cycle):
-        _wake_channel(mem, ch, now)
-        return
-    # The controller queue is full: wait, in arrival order, for room.
-    fifo.push(mem.backlog_head, mem.backlog_tail, pool.fields[:, rq.Q_BACKLOG_NEXT], ch, rid)
-
-
-@njit(cache=True, inline="always")
-def _dram_tick(mem, dram, events, pool, ch, now):
-    """Channel ``ch``'s controller runs at ``now``; sets when it next wants to."""
-    tck = mem.params[M_TCK]
-    cycle = now // tck
-    wake = ctl.tick(dram, ch, cycle, mem.nodes)
-    for i in range(dram.done_count[0]):
-        ev.push(events, dram.done_cycle[i] * tck, EV_DRAM_DONE, dram.done_tag[i], 0)
-    dram.done_count[0] = 0
-    backlog = mem.backlog_head
-    while not fifo.empty(backlog, ch) and _enqueue(dram, pool, fifo.peek(backlog, ch), cycle):
-        fifo.pop(backlog, pool.fields[:, rq.Q_BACKLOG_NEXT], ch)
-        wake = min(wake, cycle + 1)
-    mem.tick_at[ch] = wake * tck if wake < ctl.NEVER else NEVER
-
-
-@njit(cache=True, inline="always")
-def _respond(mem, links, events, pool, rid, slice_, now):
+def _respond(mem, amap, host, hops, links, events, pool, rid, slice_, now):
     """Send line data from slice ``slice_`` to the SM of ``rid``. An atomic is done now, at
     the L2, and its result written through to memory."""
     size_bytes = mem.params[M_HEADER] + mem.params[M_LINE]
@@ -257,7 +158,7 @@ def _respond(mem, links, events, pool, rid, slice_, now):
         st = mem.stats[slice_]
         st[L_WRITES] += 1
         st[L_DRAM_WRITES] += 1
-        _to_memory(mem, links, events, pool, write, now)
+        _to_memory(mem, amap, host, hops, links, events, pool, write, now)
 
 
 @njit(cache=True, inline="always")
@@ -285,7 +186,7 @@ def _miss_waits(mem, l2, pool, rid, slice_, line):
 
 
 @njit(cache=True, inline="always")
-def _l2_request(mem, l2, links, events, pool, rid, now, retry):
+def _l2_request(mem, l2, amap, host, hops, links, events, pool, rid, now, retry):
     """Request ``rid`` reaches its L2 slice (``retry``: again, after waiting for an MSHR; it
     was counted as an access then)."""
     f = pool.fields[rid]
@@ -307,46 +208,46 @@ def _l2_request(mem, l2, links, events, pool, rid, now, retry):
         st[L_DRAM_WRITES] += 1
     elif hit:
         st[L_HITS] += 1
-        _respond(mem, links, events, pool, rid, slice_, now + latency)
+        _respond(mem, amap, host, hops, links, events, pool, rid, slice_, now + latency)
         return
     else:
         if enabled and not _miss_waits(mem, l2, pool, rid, slice_, line):
             return
         st[L_MISSES] += 1
         st[L_DRAM_READS] += 1
-    _to_memory(mem, links, events, pool, rid, now + latency)
+    _to_memory(mem, amap, host, hops, links, events, pool, rid, now + latency)
 
 
 @HANDLERS.on(EV_DRAM_DONE)
 @njit(cache=True, inline="always")
-def _dram_done(mem, links, events, pool, rid, now):
+def _dram_done(sm, mem, host, hops, vaults, links, events, pool, rid, now):
     f = pool.fields[rid]
     cube = f[rq.Q_CUBE]
     header = mem.params[M_HEADER]
-    if mem.tsv[cube] >= 0:  # the access's data crosses the cube's TSVs
-        moved = mem.params[M_LINE] if _reads(f[rq.Q_KIND]) else f[rq.Q_BYTES]
-        now = linkmod.send(links, mem.tsv[cube], now, moved, linkmod.OTHER)
+    moved = mem.params[M_LINE] if rq.reads(f[rq.Q_KIND]) else f[rq.Q_BYTES]
+    now = vaultmod.through_tsv(vaults, links, cube, now, moved)
     if f[rq.Q_SOURCE] == rq.FROM_STACK:
-        _ndp_respond(mem, links, events, pool, rid, now)
+        _ndp_respond(sm, mem, host, hops, links, events, pool, rid, now)
         return
     if f[rq.Q_KIND] == rq.R_RDF:
-        _forward(mem, links, events, pool, rid, cube, now)
+        _forward(mem, hops, links, events, pool, rid, cube, now)
         return
-    if _reads(f[rq.Q_KIND]):
+    if rq.reads(f[rq.Q_KIND]):
         size = header + mem.params[M_LINE]
-        now = _route(mem, links, cube, mem.port[cube], now, size, linkmod.READ_DATA)
-        arrival = linkmod.send(links, mem.from_cube[cube], now, size, linkmod.READ_DATA)
+        arrival = hostmod.up(host, hops, links, cube, now, size, linkmod.READ_DATA)
         ev.push(events, arrival, EV_L2_FILL, rid, 0)
         return
-    now = _route(mem, links, cube, mem.port[cube], now, header, linkmod.WRITE_ACK)
-    linkmod.send(links, mem.from_cube[cube], now, header, linkmod.WRITE_ACK)
+    # the write is acknowledged; it counts as completed once the acknowledgement leaves the
+    # cube network (before the host link)
+    now = hopsmod.route(hops, links, cube, host.port[cube], now, header, linkmod.WRITE_ACK)
+    linkmod.send(links, host.from_cube[cube], now, header, linkmod.WRITE_ACK)
     mem.progress[0] += 1
     mem.progress[1] = now
     rq.release(pool, rid)
 
 
 @njit(cache=True, inline="always")
-def _l2_fill(mem, l2, links, events, pool, rid, now):
+def _l2_fill(mem, l2, amap, host, hops, links, events, pool, rid, now):
     """A line reached its L2 slice: answer the requests waiting for it. Returns the slice, whose
     MSHR is free again (-1 without an L2)."""
     f = pool.fields[rid]
@@ -354,14 +255,14 @@ def _l2_fill(mem, l2, links, events, pool, rid, now):
     slice_ = f[rq.Q_SLICE]
     mem.stats[slice_, L_FILLS] += 1
     if mem.params[M_L2_ENABLED] == 0:
-        _respond(mem, links, events, pool, rid, slice_, now)
+        _respond(mem, amap, host, hops, links, events, pool, rid, slice_, now)
         return -1
     cachemod.fill(l2, slice_, line, False)
     mshr = cachemod.mshr_find(l2, slice_, line)
     waiter = cachemod.mshr_release(l2, slice_, mshr)
     while waiter >= 0:
         nxt = pool.fields[waiter, rq.Q_L2_NEXT]
-        _respond(mem, links, events, pool, waiter, slice_, now)
+        _respond(mem, amap, host, hops, links, events, pool, waiter, slice_, now)
         waiter = nxt
     return slice_
 
@@ -405,44 +306,42 @@ def _sm_fill(sm, work, l1, mem, off, events, pool, rid, now):
 
 
 # ------------------------------------------------------------------------ near-data
-@njit(cache=True, inline="always")
-def _stack_of(mem, s):
-    return s - mem.params[M_GPU_SMS]
-
-
 @HANDLERS.on(EV_NDP_REQUEST)
 @njit(cache=True)
-def _ndp_request(mem, links, events, pool, rid, now):
+def _ndp_request(sm, mem, amap, hops, links, events, pool, rid, now):
     """A stack SM's request leaves the logic layer for its vault: directly when the vault is in
     the same stack (or always, in the ideal system where data sits with its code), else over
     the cube network."""
     f = pool.fields[rid]
-    cube = _locate(mem, f)
-    home = _stack_of(mem, f[rq.Q_SM])
+    cube = amapmod.locate(amap, pool, rid)
+    home = sm.stack[f[rq.Q_SM]]
     if cube != home and mem.params[M_IDEAL] == 0:
-        if _reads(f[rq.Q_KIND]):
-            now = _route(mem, links, home, cube, now, mem.params[M_HEADER], linkmod.READ_REQUEST)
+        if rq.reads(f[rq.Q_KIND]):
+            now = hopsmod.route(hops, links, home, cube, now, mem.params[M_HEADER],
+                                linkmod.READ_REQUEST)  # fmt: skip
         else:
-            now = _route(mem, links, home, cube, now, mem.params[M_HEADER] + f[rq.Q_BYTES],
-                         linkmod.WRITE_REQUEST)  # fmt: skip
+            now = hopsmod.route(hops, links, home, cube, now,
+                                mem.params[M_HEADER] + f[rq.Q_BYTES],
+                                linkmod.WRITE_REQUEST)  # fmt: skip
     ev.push(events, now, EV_MEM_ARRIVE, rid, 0)
 
 
 @njit(cache=True)
-def _ndp_respond(mem, links, events, pool, rid, now):
-    """Read data or a write acknowledgement goes back from the vault to the stack SM."""
+def _ndp_respond(sm, mem, host, hops, links, events, pool, rid, now):
+    """Read data or a write acknowledgement goes back from the vault to the stack unit."""
     f = pool.fields[rid]
-    home = _stack_of(mem, f[rq.Q_SM])
+    home = sm.stack[f[rq.Q_SM]]
     cube = f[rq.Q_CUBE]
     if cube != home and mem.params[M_IDEAL] == 0:
-        if _reads(f[rq.Q_KIND]):
-            now = _route(mem, links, cube, home, now, mem.params[M_HEADER] + mem.params[M_LINE],
-                         linkmod.READ_DATA)  # fmt: skip
+        if rq.reads(f[rq.Q_KIND]):
+            now = hopsmod.route(hops, links, cube, home, now,
+                                mem.params[M_HEADER] + mem.params[M_LINE],
+                                linkmod.READ_DATA)  # fmt: skip
         else:
-            now = _route(mem, links, cube, home, now, mem.params[M_HEADER], linkmod.WRITE_ACK)
-    if not _reads(f[rq.Q_KIND]) and mem.params[M_WRITE_INVALIDATIONS] != 0:
-        up = _route(mem, links, cube, mem.port[cube], now, mem.params[M_HEADER], linkmod.OTHER)
-        linkmod.send(links, mem.from_cube[cube], up, mem.params[M_HEADER], linkmod.OTHER)
+            now = hopsmod.route(hops, links, cube, home, now, mem.params[M_HEADER],
+                                linkmod.WRITE_ACK)  # fmt: skip
+    if not rq.reads(f[rq.Q_KIND]) and mem.params[M_WRITE_INVALIDATIONS] != 0:
+        hostmod.up(host, hops, links, cube, now, mem.params[M_HEADER], linkmod.OTHER)
     ev.push(events, now, EV_NDP_FILL, rid, 0)
 
 
@@ -450,7 +349,7 @@ def _ndp_respond(mem, links, events, pool, rid, now):
 @njit(cache=True)
 def _ndp_fill(sm, work, l1, mem, off, events, pool, rid, now):
     f = pool.fields[rid]
-    if _reads(f[rq.Q_KIND]):
+    if rq.reads(f[rq.Q_KIND]):
         _sm_fill(sm, work, l1, mem, off, events, pool, rid, now)
         return
     mem.progress[0] += 1
@@ -469,7 +368,7 @@ def _lanes(work, off, i):
 
 
 @njit(cache=True)
-def _partitioned_at_l2(sm, l1, l2, mem, links, events, pool, off, rid, now):
+def _partitioned_at_l2(sm, l1, l2, mem, amap, host, hops, links, events, pool, off, rid, now):
     """An RDF or WTA packet reached the L2 slice it leaves the GPU through, freeing its entry
     in the SM's ready-packet buffer. A WTA goes to the target stack. An RDF that hits in the
     L1 or L2 sends the cached data (only the active threads' bytes) to the target stack;
@@ -484,8 +383,7 @@ def _partitioned_at_l2(sm, l1, l2, mem, links, events, pool, off, rid, now):
     header = mem.params[M_HEADER]
     st = mem.stats[slice_]
     if f[rq.Q_KIND] == rq.R_WTA:
-        arrival = linkmod.send(links, mem.to_cube[target], now, header, linkmod.OFFLOAD)
-        arrival = _route(mem, links, mem.port[target], target, arrival, header, linkmod.OFFLOAD)
+        arrival = hostmod.down(host, hops, links, target, now, header, linkmod.OFFLOAD)
         ev.push(events, arrival, EV_BUFFER_FILL, rid, 0)
         return
     latency = mem.params[M_L2_LATENCY]
@@ -501,22 +399,21 @@ def _partitioned_at_l2(sm, l1, l2, mem, links, events, pool, off, rid, now):
         off.stats[target, ofl.K_RDF_HITS] += 1
         off.cand_rdf_hits[off.inst_candidate[f[rq.Q_SLOT]]] += 1
         size = header + f[rq.Q_BYTES]
-        arrival = linkmod.send(links, mem.to_cube[target], now + latency, size,
+        arrival = hostmod.down(host, hops, links, target, now + latency, size,
                                linkmod.READ_DATA)  # fmt: skip
-        arrival = _route(mem, links, mem.port[target], target, arrival, size, linkmod.READ_DATA)
         ev.push(events, arrival, EV_BUFFER_FILL, rid, 0)
         return
     st[L_DRAM_READS] += 1
-    _to_memory(mem, links, events, pool, rid, now + latency)
+    _to_memory(mem, amap, host, hops, links, events, pool, rid, now + latency)
 
 
 @njit(cache=True)
-def _forward(mem, links, events, pool, rid, cube, now):
+def _forward(mem, hops, links, events, pool, rid, cube, now):
     """The owning vault (in ``cube``) read an RDF's line: its data, only the active threads'
     bytes, goes over the memory network to the target stack's NSU."""
     f = pool.fields[rid]
-    now = _route(mem, links, cube, f[rq.Q_TARGET], now, mem.params[M_HEADER] + f[rq.Q_BYTES],
-                 linkmod.READ_DATA)  # fmt: skip
+    now = hopsmod.route(hops, links, cube, f[rq.Q_TARGET], now,
+                        mem.params[M_HEADER] + f[rq.Q_BYTES], linkmod.READ_DATA)  # fmt: skip
     ev.push(events, now, EV_BUFFER_FILL, rid, 0)
 
 
@@ -532,22 +429,21 @@ def _buffer_fill(sm, work, mem, off, pool, rid, now):
 
 @HANDLERS.on(EV_OFFLOAD_SEND)
 @njit(cache=True)
-def _offload_send(mem, work, links, events, off, i, now):
+def _offload_send(mem, host, hops, work, links, events, off, i, now):
     d = off.inst_dest[i]
     if mem.params[M_IDEAL] == 0:
         size = ofl.request_bytes(off, off.inst_candidate[i], _lanes(work, off, i))
-        now = linkmod.send(links, off.tx_link[d], now, size, linkmod.OFFLOAD)
-        now = _route(mem, links, mem.port[d], d, now, size, linkmod.OFFLOAD)
+        now = hostmod.down(host, hops, links, d, now, size, linkmod.OFFLOAD)
     ev.push(events, now, EV_OFFLOAD_ARRIVE, i, 0)
 
 
 @HANDLERS.on(EV_OFFLOAD_ARRIVE)
 @njit(cache=True)
-def _offload_arrive(sm, work, l1, mem, off, events, i, now):
+def _offload_arrive(sm, work, l1, off, events, i, now):
     """An offload request reached its stack: it runs now if the stack SM has a free warp slot,
     else waits for one, first come first served."""
     d = off.inst_dest[i]
-    if smmod.start_offloaded(sm, work, l1, off, events, mem.params[M_GPU_SMS] + d, i, now):
+    if smmod.start_offloaded(sm, work, l1, off, events, sm.stack_unit[d], i, now):
         return
     off.stats[d, ofl.K_QUEUED] += 1
     fifo.push(off.queue_head, off.queue_tail, off.inst_next, d, i)
@@ -568,7 +464,7 @@ def _written_lines(work, off, i):
 
 @HANDLERS.on(EV_OFFLOAD_DONE)
 @njit(cache=True)
-def _offload_done(sm, work, l1, mem, links, events, off, s, w, now):
+def _offload_done(sm, work, l1, mem, host, hops, links, events, off, s, w, now):
     """Stack slot ``w`` of SM ``s`` finished its block: acknowledge it over the RX link and
     start the next offload waiting for a slot."""
     i = sm.slot_instance[s, w]
@@ -583,8 +479,7 @@ def _offload_done(sm, work, l1, mem, links, events, off, s, w, now):
         partitioned = off.params[ofl.O_EXECUTION] == ofl.EXECUTE_PARTITIONED
         written = 0 if partitioned else _written_lines(work, off, i)
         size = ofl.ack_bytes(off, off.inst_candidate[i], _lanes(work, off, i), written)
-        now = _route(mem, links, d, mem.port[d], now, size, linkmod.OFFLOAD)
-        now = linkmod.send(links, off.rx_link[d], now, size, linkmod.OFFLOAD)
+        now = hostmod.up(host, hops, links, d, now, size, linkmod.OFFLOAD)
     ev.push(events, now, EV_OFFLOAD_ACK, i, 0)
 
 
@@ -634,74 +529,30 @@ class GpuState(NamedTuple):
     page: np.ndarray
     mem: MemorySide
     l2: cachemod.Caches
+    amap: amapmod.AddressMap
+    host: hostmod.HostInterface
+    hops: hopsmod.Hops
+    vaults: vaultmod.Vaults
     dram: ctl.DramState
     off: ofl.OffloadState
 
 
 @HANDLERS.on(EV_L2_REQUEST, EV_L2_FILL)
-def _l2_event(sm, l1, l2, mem, links, events, pool, off, kind, rid, now):
+def _l2_event(sm, l1, l2, mem, amap, host, hops, links, events, pool, off, kind, rid, now):
     """A request reaching its L2 slice, or a fill after which requests waiting for an MSHR go
     on, oldest first, for as long as MSHRs stay free (one that hits or merges takes none, so the
     next may go too). One handler for both: each inlined copy of ``_l2_request`` costs seconds
     of compilation."""
     if kind == EV_L2_REQUEST and pool.fields[rid, rq.Q_KIND] >= rq.R_RDF:
-        _partitioned_at_l2(sm, l1, l2, mem, links, events, pool, off, rid, now)
+        _partitioned_at_l2(sm, l1, l2, mem, amap, host, hops, links, events, pool, off, rid, now)
         return
     freed = -1  # the slice whose MSHR a fill freed
     if kind == EV_L2_FILL:
-        freed = _l2_fill(mem, l2, links, events, pool, rid, now)
+        freed = _l2_fill(mem, l2, amap, host, hops, links, events, pool, rid, now)
         rid = _mshr_waiter(mem, l2, pool, freed)
     while rid >= 0:
-        _l2_request(mem, l2, links, events, pool, rid, now, freed >= 0)
+        _l2_request(mem, l2, amap, host, hops, links, events, pool, rid, now, freed >= 0)
         rid = _mshr_waiter(mem, l2, pool, freed)
-
-
-@njit(cache=True, inline="always")
-def _channels_next(mem):
-    return mem.tick_min[0]
-
-
-@njit(cache=True, inline="always")
-def _channels_tick(mem, dram, events, pool, now):
-    """Every DRAM channel due at ``now`` runs; the earliest next one is kept."""
-    t_tick = NEVER
-    for ch in range(mem.tick_at.shape[0]):
-        if mem.tick_at[ch] == now:
-            _dram_tick(mem, dram, events, pool, ch, now)
-        if mem.tick_at[ch] < t_tick:
-            t_tick = mem.tick_at[ch]
-    mem.tick_min[0] = t_tick
-
-
-@njit(cache=True, inline="always")
-def _sms_next(sm):
-    return sm.sm_min[0]
-
-
-@njit(cache=True, inline="always")
-def _sms_tick(sm, work, l1, pool, links, events, sm_port, page, off, now):
-    """Every SM whose clock edge is ``now`` runs a cycle; the earliest next edge is kept."""
-    skip_idle = sm.params[smmod.S_SKIP_IDLE] != 0
-    t_sm = NEVER
-    for s in range(sm.params[smmod.S_COUNT]):
-        if sm.sm_next[s] != now:
-            if sm.sm_next[s] < t_sm:
-                t_sm = sm.sm_next[s]
-            continue
-        if not smmod.counting(sm, work, s):  # no warp, and no CTA left for it
-            sm.sm_next[s] = NEVER
-            continue
-        smmod.count_clocks(sm, s, now - sm.period[s])  # the clocks it slept through
-        sm.clock_last[s] = now  # counted by the evaluation below
-        sm.stats[s, smmod.T_CLOCKS] += 1
-        if not skip_idle:  # every scheduler scans its warps, and the SM runs next clock
-            sm.sched_next[s, :] = now
-        smmod.cycle(sm, work, l1, pool, links, events, sm_port, page, off, s, now)
-        if not skip_idle and smmod.counting(sm, work, s):
-            sm.sm_next[s] = now + sm.period[s]
-        if sm.sm_next[s] < t_sm:
-            t_sm = sm.sm_next[s]
-    sm.sm_min[0] = t_sm
 
 
 @njit(cache=True, inline="always")
@@ -738,7 +589,7 @@ advance = njit(cache=True, _nrt=False)(
     assemble(
         GpuState,
         HANDLERS,
-        (Clock(_channels_next, _channels_tick), Clock(_sms_next, _sms_tick)),
+        (vaultmod.CLOCK, smmod.CLOCK),
         short_of_room=_short_of_room,
         finished=_finished,
         requested=_requested,

@@ -9,9 +9,9 @@ from typing import Any
 from ndpsim.energy import gpu_energy, load_energy_table
 from ndpsim.engine.stats import StatsRegistry
 from ndpsim.hw import link as linkmod
+from ndpsim.hw.core import sm as smmod
 from ndpsim.hw.dram import controller as ctl
 from ndpsim.hw.gpu import offload as ofl
-from ndpsim.hw.gpu import sm as smmod
 from ndpsim.systems.gpu import model
 from ndpsim.systems.gpu.layout import GpuLayout
 from ndpsim.systems.gpu.summary import summary_rows
@@ -72,11 +72,10 @@ def gpu_result(
     offload scheme's (None without near-data processing)."""
     c = layout.config
     registry = StatsRegistry()
-    registry.adopt("sm", smmod.SM_STAT_NAMES, sm_stats[: layout.gpu_sms])
+    for group in layout.cores.groups:
+        registry.adopt(group.name, group.kind.stat_names, sm_stats[group.first : group.end],
+                       group.instance_labels())  # fmt: skip
     if c.ndp:
-        processors = layout.scheme.processor
-        registry.adopt(processors, smmod.SM_STAT_NAMES, sm_stats[layout.gpu_sms :],
-                       [f"stack{k}" for k in range(c.memory.cubes)])  # fmt: skip
         registry.adopt("offload", ofl.OFFLOAD_STAT_NAMES, offload_stats,
                        [f"stack{k}" for k in range(c.memory.cubes)])  # fmt: skip
     registry.adopt("l2", model.L2_STAT_NAMES, mem.stats)

@@ -28,11 +28,15 @@ from ndpsim.errors import ConfigError, SimulationError
 from ndpsim.frontend.ir import Module
 from ndpsim.hw import cache as cachemod
 from ndpsim.hw import link as linkmod
+from ndpsim.hw import requests as rq
+from ndpsim.hw.core import sm as smmod
+from ndpsim.hw.core.contract import place_cores
 from ndpsim.hw.dram import controller as ctl
+from ndpsim.hw.dram.address_map import AddressMap, build_address_map
 from ndpsim.hw.dram.mapping import AddressMapping
+from ndpsim.hw.dram.vaults import build_vaults
 from ndpsim.hw.gpu import offload as ofl
-from ndpsim.hw.gpu import requests as rq
-from ndpsim.hw.gpu import sm as smmod
+from ndpsim.hw.hops import build_hops
 from ndpsim.hw.network import build_network
 from ndpsim.hw.pagetable import PageTable
 from ndpsim.policy.learned_mapping import (
@@ -218,15 +222,18 @@ class GpuSystem:
         self.address_mapping = ADDRESS_MAPPINGS.get(c.memory.mapping)()
         self.scheme = OFFLOAD_SCHEMES.get(c.ndp.offload)() if c.ndp else None
         self.mapping = self._mapping()
-        # SMs 0 .. gpu_sms-1 are the GPU's; with near-data processing one SM per stack follows
-        self.gpu_sms = c.sm.count
-        self.sms = c.sm.count + (cubes if c.ndp else 0)
+        # the GPU's SMs, and with near-data processing the scheme's processor in every stack
+        kinds = ["sm", self.scheme.processor] if self.scheme else ["sm"]
+        self.cores = place_cores(kinds, c, self.core)
+        self.gpu_sms = self.cores.host_units
+        self.sms = self.cores.count
         if c.ndp and c.links.cube_topology == "none":
             raise ConfigError("ndp: stack SMs reach other stacks' data over the cube network; "
                               "set links.cube_topology")  # fmt: skip
         check_gpu_fits(c)  # its arrays fit in memory, before any work starts
         self.layout = GpuLayout(c, self.network, self.core, dram, self.channels_per_cube,
-                                self.gpu_sms, self.sms, self.scheme)  # fmt: skip
+                                self.cores, self.scheme)  # fmt: skip
+        self.hops = build_hops(self.network)
 
     # ----------------------------------------------------------------------- wiring
     def _mapping(self) -> AddressMapping:
@@ -285,8 +292,6 @@ class GpuSystem:
         c = self.config.sm
         p = np.zeros(smmod.SM_PARAMS, dtype=np.int64)
         p[smmod.S_COUNT] = self.sms
-        p[smmod.S_GPU_SMS] = self.gpu_sms
-        p[smmod.S_SLOTS] = c.warps
         p[smmod.S_CTAS] = c.ctas
         p[smmod.S_REGISTERS] = c.registers
         p[smmod.S_SHARED] = c.shared_bytes
@@ -305,20 +310,15 @@ class GpuSystem:
         p[smmod.S_SKIP_IDLE] = int(c.skip_idle_clocks)
         return p
 
-    def _sm_periods(self) -> np.ndarray:
-        """Every SM's clock period: the GPU's, and the stack processors' own if configured."""
-        period = np.full(self.sms, self.core.period_ps, dtype=np.int64)
-        ndp = self.config.ndp
-        if ndp and ndp.nsu_clock_ghz:
-            period[self.gpu_sms :] = ClockDomain.from_ghz("nsu", ndp.nsu_clock_ghz).period_ps
-        return period
+    def _address_map(self, plan: OffloadPlan | None) -> AddressMap:
+        bits, xor = self.mapping.arrays()
+        if plan is None or plan.remap_mapping is None:
+            return build_address_map(LINE_BYTES, self.channels_per_cube, bits, xor)
+        remap_bits, remap_xor = plan.remap_mapping.arrays()
+        return build_address_map(LINE_BYTES, self.channels_per_cube, bits, xor, plan.remap,
+                                 remap_bits, remap_xor)  # fmt: skip
 
-    def _slots(self) -> int:
-        """Warp slots per SM in the state arrays: the most any SM (GPU or stack) has."""
-        ndp = self.config.ndp
-        return max(self.config.sm.warps, ndp.stack_warps if ndp else 0)
-
-    def _memory_side(self, slice_ports, tsv, plan: OffloadPlan | None) -> model.MemorySide:
+    def _memory_side(self, slice_ports) -> model.MemorySide:
         c = self.config
         p = np.zeros(model.MEM_PARAMS, dtype=np.int64)
         p[model.M_SLICES] = c.l2.slices
@@ -327,50 +327,19 @@ class GpuSystem:
         p[model.M_XBAR_LATENCY] = self.xbar.time(c.crossbar.latency)
         p[model.M_HEADER] = c.links.header_bytes
         p[model.M_LINE] = LINE_BYTES
-        p[model.M_TCK] = self.dram_preset.timing.tCK_ps
-        p[model.M_CUBES] = c.memory.cubes
-        p[model.M_CHANNELS_PER_CUBE] = self.channels_per_cube
         p[model.M_L2_ENABLED] = int(c.l2.enabled)
         p[model.M_HEADROOM] = model.headroom(c.sm.count, c.sm.schedulers)
         p[model.M_HIST_BIN_PS] = self.core.time(LATENCY_BIN_CYCLES)
-        p[model.M_GPU_SMS] = self.gpu_sms
         p[model.M_IDEAL] = int(bool(c.ndp and c.ndp.ideal))
         p[model.M_WRITE_INVALIDATIONS] = int(
             bool(self.scheme and self.scheme.stack_writes_invalidate)
         )
-        bits, xor = self.mapping.arrays()
-        remap_bits, remap_xor = bits, xor
-        remap = np.zeros((0, 2), dtype=np.int64)
-        if plan is not None and plan.remap_mapping is not None:
-            remap_bits, remap_xor = plan.remap_mapping.arrays()
-            remap = plan.remap
-        net = self.network
-        next_link, _ = net.route_table()
-        channels = self.system_dram.organization.channels
-        to_cube, from_cube = self.layout.host_links()
         return model.MemorySide(
             params=p,
             slice_port=slice_ports,
-            to_cube=to_cube,
-            from_cube=from_cube,
-            port=self.layout.ports(),
-            map_bits=bits,
-            map_xor=xor,
-            remap=remap,
-            remap_bits=remap_bits,
-            remap_xor=remap_xor,
-            tsv=tsv,
-            next_link=next_link,
-            link_to=net.link_destination(),
             latency_hist=np.zeros(LATENCY_BINS, dtype=np.int64),
-            backlog_head=np.full(channels, -1, dtype=np.int64),
-            backlog_tail=np.full(channels, -1, dtype=np.int64),
-            tick_at=np.full(channels, smmod.NEVER, dtype=np.int64),
-            tick_min=np.full(1, smmod.NEVER, dtype=np.int64),
             mshr_wait_head=np.full(c.l2.slices, -1, dtype=np.int64),
             mshr_wait_tail=np.full(c.l2.slices, -1, dtype=np.int64),
-            fields=np.zeros(7, dtype=np.int64),
-            nodes=np.zeros(5, dtype=np.int64),
             stats=np.zeros((c.l2.slices, len(model.L2_STAT_NAMES)), dtype=np.int64),
             progress=np.zeros(2, dtype=np.int64),
         )
@@ -397,7 +366,10 @@ class GpuSystem:
         elif c.ndp:
             plan = self._new_plan()
         links, sm_ports, slice_ports, tsv = self._links()
-        mem = self._memory_side(slice_ports, tsv, plan)
+        mem = self._memory_side(slice_ports)
+        amap = self._address_map(plan)
+        vaults = build_vaults(self.dram_preset.timing.tCK_ps,
+                              self.system_dram.organization.channels, tsv)  # fmt: skip
         l2 = cachemod.build_caches(c.l2.slices, c.l2.size_bytes // c.l2.slices, c.l2.ways,
                                    LINE_BYTES, c.l2.mshrs, interleave=c.l2.slices)  # fmt: skip
         l1 = cachemod.build_caches(self.sms, c.l1.size_bytes, c.l1.ways, LINE_BYTES,
@@ -409,7 +381,7 @@ class GpuSystem:
         page = page_table.compiled
         labels = [self.layout.link_label(i) for i in range(len(links.busy_ps))]
         sm_params = self._sm_params()
-        sm_periods = self._sm_periods()
+        host = self.layout.host
         ratio = self.scheme.controller(c.ndp, self.core) if self.scheme else None
         sm_stats = np.zeros((self.sms, len(smmod.SM_STAT_NAMES)), dtype=np.int64)
         offload_stats = np.zeros((c.memory.cubes, len(ofl.OFFLOAD_STAT_NAMES)), dtype=np.int64)
@@ -433,10 +405,10 @@ class GpuSystem:
                 controllers.append(ratio)
             if off.control[ofl.C_LEARNING]:
                 controllers.append(_LearnedMapping(off, partial(
-                    self._learned, plan, index, off, mem, links, memory, page_table)))  # fmt: skip
-            sm = smmod.build_sm_state(sm_params.copy(), sm_periods,
+                    self._learned, plan, index, off, amap, links, memory, page_table)))  # fmt: skip
+            sm = smmod.build_sm_state(sm_params.copy(), self.cores, c.memory.cubes,
                                       int(work.params[W_NUM_REGISTERS]),
-                                      int(work.params[W_NUM_CTAS]), self._slots(), now)  # fmt: skip
+                                      int(work.params[W_NUM_CTAS]), now)  # fmt: skip
             l1.tags[:] = cachemod.INVALID  # L1s are not coherent: flushed at kernel boundaries
             smmod.dispatch_initial(sm, work, off, now)
             if sm.counters[0] == 0 and work.params[W_NUM_CTAS] > 0:
@@ -444,9 +416,9 @@ class GpuSystem:
             if on_epoch is not None:
                 controllers.append(_EpochHook(on_epoch, now, index, links, labels, page_table,
                                               sm, mem, dram))  # fmt: skip
-            now, events, pool = self._run_kernel(sm, work, l1, pool, links, events, sm_ports,
-                                                 page, mem, l2, dram, off, now, trace,
-                                                 controllers, sampler, index)  # fmt: skip
+            state = model.GpuState(sm, work, l1, pool, links, events, sm_ports, page, mem, l2,
+                                   amap, host, self.hops, vaults, dram, off)  # fmt: skip
+            now, events, pool = self._run_kernel(state, now, trace, controllers, sampler, index)
             if learning is not None and learning.left:  # the phase goes on in the next launch
                 _record_seen(learning, index, off)
             if plan is not None:
@@ -458,8 +430,8 @@ class GpuSystem:
                 fewest_credits = np.minimum(fewest_credits, off.credits_low.min(axis=0))
             instructions += trace.num_warp_instructions
             threads += trace.num_thread_instructions
-            check_conserved(self.layout, trace, sm_stats, offload_stats, mem, dram, links,
-                                  int(sm_params[smmod.S_HEADER_BYTES]))  # fmt: skip
+            check_conserved(self.layout, trace, sm_stats, offload_stats, mem, vaults, dram, links,
+                            int(sm_params[smmod.S_HEADER_BYTES]))  # fmt: skip
         if learning is not None and learning.left:
             raise SimulationError(
                 f"TOM's learning phase never ended: it observed {len(learning.observed)} of "
@@ -562,16 +534,15 @@ class GpuSystem:
         latency_ps = round(c.links.latency_ns * PS_PER_NS)
         if learning:
             latency_ps += round(c.ndp.pcie_latency_ns * PS_PER_NS / 2)
-        to_cube, from_cube = self.layout.host_links()
-        links.latency_ps[to_cube] = latency_ps
-        links.latency_ps[from_cube] = latency_ps
+        links.latency_ps[self.layout.host.to_cube] = latency_ps
+        links.latency_ps[self.layout.host.from_cube] = latency_ps
 
-    def _learned(self, plan, index, off, mem, links, memory, page_table, now) -> None:
+    def _learned(self, plan, index, off, amap, links, memory, page_table, now) -> None:
         """The learning phase has observed all it wanted during launch ``index``: the mapping
         is chosen and applied to the rest of the run, the data is now in GPU memory."""
         _record_seen(plan.learning, index, off)
         self._end_learning(plan, memory, page_table, now)
-        mem.remap_bits[:], mem.remap_xor[:] = plan.remap_mapping.arrays()
+        amap.remap_bits[:], amap.remap_xor[:] = plan.remap_mapping.arrays()
         off.inst_dest[:] = plan.launches[index][2]
         self._learning_latency(links, False)
         self._start_busy_window(off, links, now)  # the phase's traffic does not count
@@ -599,7 +570,7 @@ class GpuSystem:
         p[ofl.O_DECISION] = ofl.DECIDE_ALWAYS if ndp.decision == "always" else ofl.DECIDE_RATIO
         p[ofl.O_CACHE_AWARE] = int(ndp.cache_aware)
         p[ofl.O_READY_PACKETS] = ndp.ready_packets
-        tx, rx = self.layout.host_links()
+        tx, rx = self.layout.host.to_cube, self.layout.host.from_cube
         credits = (ndp.command_entries, ndp.read_data_entries, ndp.write_address_entries)
         self.scheme.check_blocks(candidates, ndp)
         observe = plan.learning.left if plan.learning else 0
@@ -628,14 +599,11 @@ class GpuSystem:
             f"SM has {c.warps} warps, {c.registers} registers and {c.shared_bytes} B"
         )
 
-    def _run_kernel(self, sm, work, l1, pool, links, events, sm_ports, page, mem, l2, dram,
-                    off, start, trace, controllers, sampler, index):  # fmt: skip
+    def _run_kernel(self, state: model.GpuState, start, trace, controllers, sampler, index):
         """Run one launch to its end on the engine's loop, which hands control to
         ``controllers`` (and a timeline's ``sampler``) between epochs; returns its end and the
         event queue and request pool (grown if the launch needed more)."""
-        stuck = partial(diagnose, sm, mem, dram, trace=trace)
-        state = model.GpuState(sm, work, l1, pool, links, events, sm_ports, page, mem, l2,
-                               dram, off)  # fmt: skip
+        stuck = partial(diagnose, state.sm, state.vaults, state.dram, trace=trace)
         launch = model.Launch(state, lambda pool, now: stuck(pool=pool, now=now))
         if sampler is not None:
             sampler.launch(state, index, trace.info.kernel, start)
@@ -643,7 +611,9 @@ class GpuSystem:
         end = loop.run(launch, start, controllers)
         if sampler is not None:
             sampler.launch_end(launch.state, end)
-        check_drained(self.layout, sm, l1, l2, mem, dram, launch.state.pool, off, trace)
+        s = launch.state
+        check_drained(self.layout, s.sm, s.l1, s.l2, s.mem, s.vaults, s.dram, s.pool, s.off,
+                      trace)  # fmt: skip
         return end, launch.state.events, launch.state.pool
 
 

@@ -26,9 +26,9 @@ import numpy as np
 
 from ndpsim.engine import loop
 from ndpsim.engine.timeline import Timeline
+from ndpsim.hw.core import sm as smmod
 from ndpsim.hw.dram import controller as ctl
 from ndpsim.hw.gpu import offload as ofl
-from ndpsim.hw.gpu import sm as smmod
 from ndpsim.systems.gpu.layout import GpuLayout
 from ndpsim.trace.work import W_NUM_CTAS
 

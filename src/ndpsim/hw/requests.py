@@ -1,5 +1,6 @@
 """The memory requests in flight: what the fields of a record of the engine's pool
-(:mod:`ndpsim.engine.pool`) mean for a GPU system.
+(:mod:`ndpsim.engine.pool`) mean to the components on a request's path (cores, caches, host
+interface, cube network, vaults).
 
 A request is one cache-line transaction on its way through the memory system. Whoever holds a
 request id may read and write its fields. A request can wait in three lists at once, each with
@@ -21,7 +22,7 @@ from ndpsim.engine.pool import allocate as pool_allocate
 # request kinds; SNDP's partitioned execution adds read-and-forward (RDF: read a line for an
 # NSU) and write-address (WTA: tell an NSU where a store goes) packets
 R_LOAD, R_STORE, R_ATOMIC, R_REDUCTION, R_RDF, R_WTA = range(6)
-# who sent a request (Q_SOURCE): a GPU SM through the L2, or a stack SM from the logic layer
+# who sent a request (Q_SOURCE): a host core through the L2, or a stack unit from the logic layer
 FROM_GPU, FROM_STACK = 0, 1
 
 (Q_LINE, Q_KIND, Q_SM, Q_SLOT, Q_LOAD, Q_BYTES, Q_NEXT, Q_ISSUED, Q_CUBE, Q_CHANNEL,
@@ -31,7 +32,7 @@ REQUEST_FIELDS = 21
 # Q_TARGET: the stack whose NSU an RDF/WTA packet is for; Q_HIT: an RDF hit in the GPU's L1
 
 
-#: The GPU's requests in flight: an engine pool of REQUEST_FIELDS fields per request.
+#: The requests in flight: an engine pool of REQUEST_FIELDS fields per request.
 RequestPool = Pool
 
 
@@ -48,4 +49,11 @@ def allocate(pool):
     return rid
 
 
-__all__ = ["RequestPool", "allocate", "grown", "in_use", "release", "request_pool"]
+@njit(cache=True, inline="always")
+def reads(kind):
+    """Whether a request of ``kind`` reads its line from DRAM (an atomic fetches the line, is
+    done at the L2, and writes the result through as a separate write)."""
+    return kind in (R_LOAD, R_ATOMIC, R_RDF)
+
+
+__all__ = ["RequestPool", "allocate", "grown", "in_use", "reads", "release", "request_pool"]

@@ -1,4 +1,6 @@
-"""Streaming multiprocessors driven by warp instruction streams, compiled.
+"""Streaming multiprocessors driven by warp instruction streams, compiled: the SIMT model every
+shipped core kind runs on (:mod:`ndpsim.hw.core.contract`; the GPU's SMs, TOM's stack SMs,
+SNDP's NSUs), each unit with its own clock, warp slots and place (the host or a stack).
 
 Each SM holds warp slots. A slot runs one warp's instruction stream (from the trace, see
 :mod:`ndpsim.trace.work`) in order: an instruction issues once every register it reads or
@@ -21,18 +23,19 @@ acknowledgement of an offloaded block, as SNDP counts them).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numba import njit
 
 from ndpsim.engine import events as ev
 from ndpsim.engine import fifo, kinds
+from ndpsim.engine.assemble import Clock
 from ndpsim.engine.clock import NEVER
 from ndpsim.hw import cache as cachemod
 from ndpsim.hw import link as linkmod
+from ndpsim.hw import requests as rq
 from ndpsim.hw.gpu import offload as ofl
-from ndpsim.hw.gpu import requests as rq
 from ndpsim.trace.trace import MemoryKind, MemorySpace
 from ndpsim.trace.work import (
     C_ALU,
@@ -59,6 +62,9 @@ from ndpsim.trace.work import (
     tx_line,
 )
 
+if TYPE_CHECKING:
+    from ndpsim.hw.core.contract import Cores
+
 # slot states; a GPU warp whose block was offloaded waits for NSU buffer credits (SNDP,
 # CREDIT_WAIT) and its live-in registers (OFFLOAD_WAIT), then for the acknowledgement
 # (OFFLOADED; an SNDP warp first runs its part of the block)
@@ -67,12 +73,13 @@ FREE, ACTIVE, BARRIER, DRAIN, OFFLOAD_WAIT, OFFLOADED, CREDIT_WAIT = 0, 1, 2, 3,
 # LSU and L1 MSHRs (global and local memory)
 U_NONE, U_SFU, U_LSU, U_LSU_MSHR = 0, 1, 2, 3
 
-# SM parameters
-# (latencies in cycles of the SM's own clock: stack SMs may run slower, see SmState.period)
-(S_COUNT, S_SLOTS, S_CTAS, S_REGISTERS, S_SHARED, S_SCHEDULERS, S_POLICY, S_LAT_ALU,
- S_LAT_SFU, S_LAT_SHARED, S_LAT_CONSTANT, S_LAT_BRANCH, S_LAT_L1, S_SFU_INTERVAL,
- S_LOAD_SLOTS, S_HEADER_BYTES, S_L1_ENABLED, S_GPU_SMS, S_SKIP_IDLE) = range(19)  # fmt: skip
-SM_PARAMS = 19
+# SM parameters, shared by every unit (what differs between units, their clock, warp slots and
+# place, the core kinds give per unit: SmState.period, unit_slots, stack; latencies are in
+# cycles of the unit's own clock)
+(S_COUNT, S_CTAS, S_REGISTERS, S_SHARED, S_SCHEDULERS, S_POLICY, S_LAT_ALU, S_LAT_SFU,
+ S_LAT_SHARED, S_LAT_CONSTANT, S_LAT_BRANCH, S_LAT_L1, S_SFU_INTERVAL, S_LOAD_SLOTS,
+ S_HEADER_BYTES, S_L1_ENABLED, S_SKIP_IDLE) = range(17)  # fmt: skip
+SM_PARAMS = 17
 # S_SKIP_IDLE: 0 evaluates every SM and scheduler on every clock, to check that sleeping
 # through clocks in which nothing can issue changes no timing
 GTO, LRR = 0, 1
@@ -105,6 +112,10 @@ EV_L2_REQUEST, EV_NDP_REQUEST, EV_OFFLOAD_SEND, EV_OFFLOAD_DONE = kinds.declare(
 class SmState(NamedTuple):
     params: np.ndarray  # int64[SM_PARAMS]
     period: np.ndarray  # int64[sms]: clock period (ps); SNDP's NSUs run at half the GPU's
+    unit_slots: np.ndarray  # int64[sms]: warp slots of each unit (the arrays hold the most)
+    stack: np.ndarray  # int64[sms]: the memory stack a unit sits in; -1 for a host core, which
+    # takes the launch's CTAs (a stack unit runs the blocks offloaded to its stack)
+    stack_unit: np.ndarray  # int64[stacks]: the unit running each stack's offloads, or -1
     slot_warp: np.ndarray  # int64[sms, slots]: warp index in the launch, -1 when free
     slot_cta: np.ndarray  # int64[sms, slots]
     slot_pos: np.ndarray  # int64[sms, slots]: next instruction
@@ -151,18 +162,23 @@ class SmState(NamedTuple):
     stats: np.ndarray  # int64[sms, len(SM_STAT_NAMES)]
 
 
-def build_sm_state(params: np.ndarray, period: np.ndarray, registers: int, num_ctas: int,
-                   slots: int | None = None, start: int = 0) -> SmState:  # fmt: skip
-    """SMs with every slot free, clocked at ``period`` ps each, sized for ``registers``
-    registers per warp slot and a launch of ``num_ctas`` CTAs starting at ``start`` ps;
-    ``slots`` warp slots per SM (default: what a GPU SM has; stack SMs may have more)."""
+def build_sm_state(params: np.ndarray, cores: Cores, stacks: int, registers: int,
+                   num_ctas: int, start: int = 0) -> SmState:  # fmt: skip
+    """The units of ``cores`` (:func:`ndpsim.hw.core.contract.place_cores`) in a system of
+    ``stacks`` memory stacks, with every slot free, sized for ``registers`` registers per warp
+    slot and a launch of ``num_ctas`` CTAs starting at ``start`` ps."""
     sms = int(params[S_COUNT])
-    slots = int(params[S_SLOTS]) if slots is None else slots
+    period = cores.period_ps()
+    unit_slots = cores.slots()
+    slots = int(unit_slots.max())
     loads = int(params[S_LOAD_SLOTS])
     shape = (sms, slots)
     return SmState(
         params=params,
         period=period,
+        unit_slots=unit_slots,
+        stack=cores.stack(),
+        stack_unit=cores.stack_unit(stacks),
         slot_warp=np.full(shape, -1, dtype=np.int64),
         slot_cta=np.full(shape, -1, dtype=np.int64),
         slot_pos=np.zeros(shape, dtype=np.int64),
@@ -237,7 +253,7 @@ def refresh_ready(sm, work, off, s, w, now):
     pc = inst_pc(work, pos)
     sm.slot_unit[s, w] = _unit_of(work, pos, pc)
     t = now
-    if s >= sm.params[S_GPU_SMS] and off.pc_role.shape[0] > 0:
+    if sm.stack[s] >= 0 and off.pc_role.shape[0] > 0:
         if sm.slot_unit[s, w] == U_LSU_MSHR:
             sm.slot_unit[s, w] = U_LSU  # an NSU has no data cache (SNDP Table 2)
         if not _buffered(work, off, pos):
@@ -312,9 +328,9 @@ def _fits(sm, work, s):
     p = sm.params
     wpc = work.params[W_WARPS_PER_CTA]
     return (
-        s < p[S_GPU_SMS]
+        sm.stack[s] < 0
         and sm.sm_ctas[s] < p[S_CTAS]
-        and sm.sm_warps[s] + wpc <= p[S_SLOTS]
+        and sm.sm_warps[s] + wpc <= sm.unit_slots[s]
         and sm.sm_registers[s] + _registers_per_cta(sm, work) <= p[S_REGISTERS]
         and sm.sm_shared[s] + work.params[W_SHARED_BYTES] <= p[S_SHARED]
     )
@@ -375,7 +391,7 @@ def dispatch_initial(sm, work, off, now):
     placed = True
     while placed and sm.counters[0] < num_ctas:
         placed = False
-        for s in range(sm.params[S_GPU_SMS]):
+        for s in range(sm.params[S_COUNT]):
             if sm.counters[0] < num_ctas and _fits(sm, work, s):
                 _start_cta(sm, work, off, s, now)
                 placed = True
@@ -434,7 +450,7 @@ def _drained(sm, s, w):
 def _stream_done(sm, work, off, events, s, w, now):
     """Slot ``w`` issued its last instruction and drained: a GPU warp finishes, a stack slot
     reports its offloaded block done (the memory side sends the acknowledgement)."""
-    if s < sm.params[S_GPU_SMS]:
+    if sm.stack[s] < 0:
         _warp_finished(sm, work, off, s, w, now)
     else:
         sm.slot_state[s, w] = DRAIN
@@ -478,7 +494,7 @@ def advance_slot(sm, work, off, events, s, w, now):
     block waits for the acknowledgement."""
     sm.slot_pos[s, w] += 1
     if off.pc_role.shape[0] > 0 and sm.slot_instance[s, w] >= 0:
-        if s >= sm.params[S_GPU_SMS]:
+        if sm.stack[s] >= 0:
             while (sm.slot_pos[s, w] < sm.slot_end[s, w]
                    and _role(work, off, sm.slot_pos[s, w]) == ofl.ROLE_GPU):  # fmt: skip
                 sm.slot_pos[s, w] += 1
@@ -751,10 +767,9 @@ def start_offloaded(sm, work, l1, off, events, s, i, now):
     stack SM first invalidates its L1 (sec. 4.4.2), so the block reads what the GPU wrote; an
     NSU starts at the block's first instruction it runs and frees the command's buffer
     entry."""
-    capacity = off.params[ofl.O_CAPACITY]
     slots = sm.slot_warp.shape[1]
     w = -1
-    for k in range(min(capacity, slots)):
+    for k in range(sm.unit_slots[s]):
         if sm.slot_state[s, k] == FREE:
             w = k
             break
@@ -779,13 +794,13 @@ def start_offloaded(sm, work, l1, off, events, s, i, now):
     _activate(sm, s, w, now)
     if off.params[ofl.O_FLUSH_STACK_L1] != 0:
         cachemod.flush(l1, s)
-        off.stats[s - sm.params[S_GPU_SMS], ofl.K_L1_FLUSHES] += 1
+        off.stats[sm.stack[s], ofl.K_L1_FLUSHES] += 1
     if off.params[ofl.O_EXECUTION] == ofl.EXECUTE_PARTITIONED:
         while sm.slot_pos[s, w] < sm.slot_end[s, w] and _role(
             work, off, sm.slot_pos[s, w]
         ) == ofl.ROLE_GPU:  # fmt: skip
             sm.slot_pos[s, w] += 1
-        release_credits(sm, work, off, events, s - sm.params[S_GPU_SMS], ofl.CREDIT_COMMAND, 1,
+        release_credits(sm, work, off, events, sm.stack[s], ofl.CREDIT_COMMAND, 1,
                         now)  # fmt: skip
     refresh_ready(sm, work, off, s, w, now)
     return True
@@ -889,7 +904,7 @@ def _nsu_memory(sm, work, pool, events, page, off, s, w, pos, pc, m, now):
     addresses its WTA packets gave. Either frees its buffer entry, returning a credit. False if
     the request pool is full."""
     period = sm.period[s]
-    d = s - sm.params[S_GPU_SMS]
+    d = sm.stack[s]
     if _role(work, off, pos) == ofl.ROLE_LOAD:
         # the buffer is read like a register operand
         _set_destinations(sm, work, s, w, pc, now + sm.params[S_LAT_ALU] * period)
@@ -927,7 +942,7 @@ def _issue_partitioned(sm, work, l1, pool, links, events, port, page, off, s, w,
     """Issue a memory instruction of an offloaded SNDP block (on the GPU: packets; on the NSU:
     buffered loads, stores), or an @NSU instruction on the GPU (a NOP). False if a structural
     hazard stops it."""
-    gpu = s < sm.params[S_GPU_SMS]
+    gpu = sm.stack[s] < 0
     if cls == C_MEMORY:
         m = inst_mem(work, pos)
         if gpu:
@@ -1054,7 +1069,7 @@ def issue(sm, work, l1, pool, links, events, port, page, off, s, w, now):
     p = sm.params
     period = sm.period[s]
     pos = sm.slot_pos[s, w]
-    if off.pos_instance.shape[0] > 0 and s < p[S_GPU_SMS]:
+    if off.pos_instance.shape[0] > 0 and sm.stack[s] < 0:
         i = off.pos_instance[pos]
         if i >= 0 and sm.slot_decided[s, w] != pos:  # the start of a candidate block
             sm.slot_decided[s, w] = pos
@@ -1082,8 +1097,8 @@ def issue(sm, work, l1, pool, links, events, port, page, off, s, w, now):
     pc = inst_pc(work, pos)
     cls = work.pc_class[pc]
     if off.pc_role.shape[0] > 0 and off.pc_role[pc] != 0:  # inside an SNDP block
-        if s >= p[S_GPU_SMS] or sm.slot_instance[s, w] >= 0:  # offloaded: partitioned
-            if cls == C_MEMORY or (s < p[S_GPU_SMS] and off.pc_role[pc] == ofl.ROLE_NSU):
+        if sm.stack[s] >= 0 or sm.slot_instance[s, w] >= 0:  # offloaded: partitioned
+            if cls == C_MEMORY or (sm.stack[s] < 0 and off.pc_role[pc] == ofl.ROLE_NSU):
                 return _issue_partitioned(sm, work, l1, pool, links, events, port[s], page, off,
                                           s, w, pos, pc, cls, now)  # fmt: skip
         else:  # Algorithm 1's throughput counts block instructions run on the GPU too
@@ -1142,3 +1157,38 @@ __all__ = [
     "cycle",
     "dispatch_initial",
 ]
+
+
+@njit(cache=True, inline="always")
+def _next_ps(sm):
+    return sm.sm_min[0]
+
+
+@njit(cache=True, inline="always")
+def _tick(sm, work, l1, pool, links, events, sm_port, page, off, now):
+    """Every SM whose clock edge is ``now`` runs a cycle; the earliest next edge is kept."""
+    skip_idle = sm.params[S_SKIP_IDLE] != 0
+    t_sm = NEVER
+    for s in range(sm.params[S_COUNT]):
+        if sm.sm_next[s] != now:
+            if sm.sm_next[s] < t_sm:
+                t_sm = sm.sm_next[s]
+            continue
+        if not counting(sm, work, s):  # no warp, and no CTA left for it
+            sm.sm_next[s] = NEVER
+            continue
+        count_clocks(sm, s, now - sm.period[s])  # the clocks it slept through
+        sm.clock_last[s] = now  # counted by the evaluation below
+        sm.stats[s, T_CLOCKS] += 1
+        if not skip_idle:  # every scheduler scans its warps, and the SM runs next clock
+            sm.sched_next[s, :] = now
+        cycle(sm, work, l1, pool, links, events, sm_port, page, off, s, now)
+        if not skip_idle and counting(sm, work, s):
+            sm.sm_next[s] = now + sm.period[s]
+        if sm.sm_next[s] < t_sm:
+            t_sm = sm.sm_next[s]
+    sm.sm_min[0] = t_sm
+
+
+#: The SMs as a clocked component of the engine's loop.
+CLOCK = Clock(_next_ps, _tick)
