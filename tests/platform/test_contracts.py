@@ -9,6 +9,7 @@ import pytest
 
 from ndpsim.analysis.passes import OFFLOAD_PASSES
 from ndpsim.errors import ConfigError
+from ndpsim.hw.core.contract import CORES
 from ndpsim.policy.mapping import ADDRESS_MAPPINGS
 from ndpsim.policy.offload import OFFLOAD_SCHEMES, OffloadScheme
 from ndpsim.systems import (
@@ -97,6 +98,17 @@ def test_a_system_kind_meets_the_contract(kind, functional):
         first = _result(preset, {}, functional)
         assert first["time_ps"] > 0
         assert _result(preset, {}, functional) == first
+
+
+@pytest.mark.parametrize("name", CORES.names())
+def test_a_core_kind_meets_the_contract(name, functional):
+    presets = [p for p in system_preset_names()
+               if name in [g.name for g in load_system(p).cores.groups]]  # fmt: skip
+    assert presets, f"core kind {name!r} is in no shipped preset"
+    first = _result(presets[0], {}, functional)
+    kind = CORES.get(name)()
+    assert set(first["stats"][name]["total"]) == set(kind.stat_names)
+    assert _result(presets[0], {}, functional) == first
 
 
 @pytest.mark.parametrize(
