@@ -50,10 +50,26 @@ def allocate(pool):
 
 
 @njit(cache=True, inline="always")
+def new(pool, line, kind, sender, slot, size_bytes, now):
+    """A request from the pool (the caller made sure one is free) of ``kind`` for ``size_bytes``
+    of ``line``, sent at ``now`` by slot ``slot`` of core ``sender`` (-1: neither). The fields
+    only some requests use (Q_LOAD, Q_SOURCE, Q_TARGET, Q_HIT) are the caller's to set."""
+    rid = allocate(pool)
+    f = pool.fields[rid]
+    f[Q_LINE] = line
+    f[Q_KIND] = kind
+    f[Q_SM] = sender
+    f[Q_SLOT] = slot
+    f[Q_BYTES] = size_bytes
+    f[Q_ISSUED] = now
+    return rid
+
+
+@njit(cache=True, inline="always")
 def reads(kind):
     """Whether a request of ``kind`` reads its line from DRAM (an atomic fetches the line, is
     done at the L2, and writes the result through as a separate write)."""
     return kind in (R_LOAD, R_ATOMIC, R_RDF)
 
 
-__all__ = ["RequestPool", "allocate", "grown", "in_use", "reads", "release", "request_pool"]
+__all__ = ["RequestPool", "allocate", "grown", "in_use", "new", "reads", "release", "request_pool"]

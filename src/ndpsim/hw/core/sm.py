@@ -579,15 +579,10 @@ def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, 
                     done = max(done, now + p[S_LAT_L1] * period)
                     continue
                 sm.stats[s, T_L1_MISSES] += 1
-            rid = rq.allocate(pool)
+            rid = rq.new(pool, line, rq.R_LOAD if kind == MemoryKind.LOAD else rq.R_ATOMIC, s,
+                         w, tx_bytes(work, t), now)  # fmt: skip
             f = pool.fields[rid]
-            f[rq.Q_LINE] = line
-            f[rq.Q_KIND] = rq.R_LOAD if kind == MemoryKind.LOAD else rq.R_ATOMIC
-            f[rq.Q_SM] = s
-            f[rq.Q_SLOT] = w
             f[rq.Q_LOAD] = load
-            f[rq.Q_BYTES] = tx_bytes(work, t)
-            f[rq.Q_ISSUED] = now
             left += 1
             if kind == MemoryKind.LOAD and use_l1:
                 mshr = cachemod.mshr_find(l1, s, line)
@@ -625,14 +620,9 @@ def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, 
                     sm.stats[s, T_L1_HITS] += 1
                 else:
                     sm.stats[s, T_L1_MISSES] += 1
-            rid = rq.allocate(pool)
-            f = pool.fields[rid]
-            f[rq.Q_LINE] = line
-            f[rq.Q_KIND] = rq.R_STORE if kind == MemoryKind.STORE else rq.R_REDUCTION
-            f[rq.Q_SM] = s
-            f[rq.Q_SLOT] = w  # a stack slot counts its writes until they are acknowledged
-            f[rq.Q_BYTES] = tx_bytes(work, t)
-            f[rq.Q_ISSUED] = now
+            # a stack slot counts its writes until they are acknowledged (Q_SLOT)
+            rid = rq.new(pool, line, rq.R_STORE if kind == MemoryKind.STORE else rq.R_REDUCTION,
+                         s, w, tx_bytes(work, t), now)  # fmt: skip
             if port < 0:
                 sm.slot_writes[s, w] += 1
             if kind == MemoryKind.STORE:
@@ -864,15 +854,9 @@ def _gpu_packets(sm, work, l1, pool, links, events, port, page, off, s, w, pos, 
     use_l1 = sm.params[S_L1_ENABLED] != 0
     for t in range(first, first + count):
         line = physical_line(page, tx_line(work, t))
-        rid = rq.allocate(pool)
+        rid = rq.new(pool, line, rq.R_RDF if load else rq.R_WTA, s, i, tx_bytes(work, t), now)
         f = pool.fields[rid]
-        f[rq.Q_LINE] = line
-        f[rq.Q_KIND] = rq.R_RDF if load else rq.R_WTA
-        f[rq.Q_SM] = s
-        f[rq.Q_SLOT] = i
         f[rq.Q_LOAD] = pos
-        f[rq.Q_BYTES] = tx_bytes(work, t)
-        f[rq.Q_ISSUED] = now
         f[rq.Q_TARGET] = d
         f[rq.Q_HIT] = 0
         if load and use_l1:
@@ -917,14 +901,9 @@ def _nsu_memory(sm, work, pool, events, page, off, s, w, pos, pc, m, now):
         return False
     first = mem_tx_first(work, m) if m >= 0 else 0
     for t in range(first, first + count):
-        rid = rq.allocate(pool)
+        rid = rq.new(pool, physical_line(page, tx_line(work, t)), rq.R_STORE, s, w,
+                     tx_bytes(work, t), now)  # fmt: skip
         f = pool.fields[rid]
-        f[rq.Q_LINE] = physical_line(page, tx_line(work, t))
-        f[rq.Q_KIND] = rq.R_STORE
-        f[rq.Q_SM] = s
-        f[rq.Q_SLOT] = w
-        f[rq.Q_BYTES] = tx_bytes(work, t)
-        f[rq.Q_ISSUED] = now
         f[rq.Q_SOURCE] = rq.FROM_STACK
         sm.slot_writes[s, w] += 1
         ev.push(events, now + (t - first) * period, EV_NDP_REQUEST, rid, 0)

@@ -146,15 +146,10 @@ def _respond(mem, amap, host, hops, links, events, pool, rid, slice_, now):
     arrival = linkmod.send(links, mem.slice_port[slice_], now, size_bytes, linkmod.READ_DATA)
     ev.push(events, arrival + mem.params[M_XBAR_LATENCY], EV_SM_FILL, rid, 0)
     if pool.fields[rid, rq.Q_KIND] == rq.R_ATOMIC:
-        write = rq.allocate(pool)  # advance() keeps ids in reserve for this
-        w = pool.fields[write]
-        w[rq.Q_LINE] = pool.fields[rid, rq.Q_LINE]
-        w[rq.Q_KIND] = rq.R_STORE
-        w[rq.Q_SM] = -1
-        w[rq.Q_SLOT] = -1
-        w[rq.Q_SOURCE] = rq.FROM_GPU
-        w[rq.Q_BYTES] = pool.fields[rid, rq.Q_BYTES]
-        w[rq.Q_ISSUED] = now
+        # advance() keeps ids in reserve for this
+        write = rq.new(pool, pool.fields[rid, rq.Q_LINE], rq.R_STORE, -1, -1,
+                       pool.fields[rid, rq.Q_BYTES], now)  # fmt: skip
+        pool.fields[write, rq.Q_SOURCE] = rq.FROM_GPU
         st = mem.stats[slice_]
         st[L_WRITES] += 1
         st[L_DRAM_WRITES] += 1
