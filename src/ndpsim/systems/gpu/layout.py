@@ -13,6 +13,7 @@ from typing import Any
 from ndpsim.engine.clock import ClockDomain
 from ndpsim.hw.core.contract import Cores
 from ndpsim.hw.dram.spec import DramPreset
+from ndpsim.hw.hops import Hops, build_hops
 from ndpsim.hw.host_interface import HostInterface, build_host_interface
 from ndpsim.hw.network import Network
 from ndpsim.systems.gpu.config import GpuSystemConfig
@@ -42,6 +43,11 @@ class GpuLayout:
         """Per cube, the GPU's link towards it and the link back (TX and RX channels): its own
         in a star, else its port's (shared with the other cubes of that port)."""
         return build_host_interface(self.network)
+
+    @cached_property
+    def hops(self) -> Hops:
+        """The cube network's next-hop table, for packets between cubes."""
+        return build_hops(self.network)
 
     def link_label(self, i: int) -> str:
         net = self.network

@@ -36,7 +36,6 @@ from ndpsim.hw.dram.address_map import AddressMap, build_address_map
 from ndpsim.hw.dram.mapping import AddressMapping
 from ndpsim.hw.dram.vaults import build_vaults
 from ndpsim.hw.gpu import offload as ofl
-from ndpsim.hw.hops import build_hops
 from ndpsim.hw.network import build_network
 from ndpsim.hw.pagetable import PageTable
 from ndpsim.policy.learned_mapping import (
@@ -233,7 +232,6 @@ class GpuSystem:
         check_gpu_fits(c)  # its arrays fit in memory, before any work starts
         self.layout = GpuLayout(c, self.network, self.core, dram, self.channels_per_cube,
                                 self.cores, self.scheme)  # fmt: skip
-        self.hops = build_hops(self.network)
 
     # ----------------------------------------------------------------------- wiring
     def _mapping(self) -> AddressMapping:
@@ -417,7 +415,7 @@ class GpuSystem:
                 controllers.append(_EpochHook(on_epoch, now, index, links, labels, page_table,
                                               sm, mem, dram))  # fmt: skip
             state = model.GpuState(sm, work, l1, pool, links, events, sm_ports, page, mem, l2,
-                                   amap, host, self.hops, vaults, dram, off)  # fmt: skip
+                                   amap, host, self.layout.hops, vaults, dram, off)  # fmt: skip
             now, events, pool = self._run_kernel(state, now, trace, controllers, sampler, index)
             if learning is not None and learning.left:  # the phase goes on in the next launch
                 _record_seen(learning, index, off)
