@@ -132,7 +132,8 @@ def test_the_estimates_match_what_the_builders_allocate(preset):
     c = config
     room = gpumodel.headroom(c.sm.count, c.sm.schedulers)
     allocated = [
-        _nbytes(cachemod.build_caches(system.sms, c.l1.size_bytes, c.l1.ways, 128, c.l1.mshrs)),
+        _nbytes(cachemod.build_caches(system.cores.count, c.l1.size_bytes, c.l1.ways, 128,
+                                      c.l1.mshrs)),
         _nbytes(cachemod.build_caches(c.l2.slices, c.l2.size_bytes // c.l2.slices, c.l2.ways,
                                       128, c.l2.mshrs, interleave=c.l2.slices)),
         _nbytes(smmod.build_sm_state(system._sm_params(), system.cores, c.memory.cubes,

@@ -127,3 +127,18 @@ def test_a_kind_a_scheme_names_drives_the_compiled_model(registered, monkeypatch
     stack = slow["stats"]["test_slow_stack_sm"]["total"]
     assert stack["warp_instructions"] > 0, "bfs offloads to the stack processors"
     assert slow["time_ps"] > normal["time_ps"]
+
+
+def test_a_stack_kinds_warp_slots_bound_its_stacks_offloads(registered, monkeypatch):
+    """The offloads a stack takes at once (TOM sec. 3.3's hardware limit) are its processor
+    kind's warp slots, not a config key read a second time."""
+
+    class WideStackSm(StackProcessor):
+        def warp_slots(self, config: Any) -> int:
+            return 64
+
+    registered("test_wide_stack_sm", WideStackSm)
+    monkeypatch.setattr(Tom, "processor", "test_wide_stack_sm")
+    system = load_system("tom-ndp")
+    assert system.layout.stack_slots == 64
+    assert int(system.cores.slots().max()) == 64

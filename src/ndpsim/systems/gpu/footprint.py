@@ -20,6 +20,7 @@ from ndpsim.hw.dram.footprint import INT64, state_bytes
 from ndpsim.hw.requests import REQUEST_FIELDS
 from ndpsim.policy.mapping import ADDRESS_MAPPINGS
 from ndpsim.systems.gpu.config import GpuSystemConfig
+from ndpsim.systems.gpu.layout import gpu_cores
 from ndpsim.systems.gpu.model import headroom
 
 #: Registers of the kernel whose ready times each warp slot keeps (the suite's kernels have up
@@ -43,8 +44,8 @@ def cache_bytes(count: int, size_bytes: int, ways: int, line_bytes: int, mshrs: 
 def gpu_footprint(config: GpuSystemConfig) -> dict[str, int]:
     """The bytes of a GPU system's big arrays, by what they are and the keys that size them."""
     c = config
-    sms = c.sm.count + (c.memory.cubes if c.ndp else 0)  # a stack SM per cube with NDP
-    slots = max(c.sm.warps, c.ndp.stack_warps if c.ndp else 0)
+    cores = gpu_cores(c)  # as the system places them: the arrays hold the most slots of any
+    sms, slots = cores.count, int(cores.slots().max())
     dram = c.memory.dram_preset()
     l1 = cache_bytes(sms, c.l1.size_bytes, c.l1.ways, c.l1.line_bytes, c.l1.mshrs)
     l2_slice = c.l2.size_bytes // c.l2.slices

@@ -11,12 +11,22 @@ from functools import cached_property
 from typing import Any
 
 from ndpsim.engine.clock import ClockDomain
-from ndpsim.hw.core.contract import Cores
+from ndpsim.hw.core.contract import Cores, place_cores
 from ndpsim.hw.dram.spec import DramPreset
 from ndpsim.hw.hops import Hops, build_hops
 from ndpsim.hw.host_interface import HostInterface, build_host_interface
 from ndpsim.hw.network import Network
+from ndpsim.policy.offload import OFFLOAD_SCHEMES
 from ndpsim.systems.gpu.config import GpuSystemConfig
+
+
+def gpu_cores(config: GpuSystemConfig) -> Cores:
+    """The GPU's SMs and, with near-data processing, the processor its offload scheme names in
+    every stack, on the SMs' clock."""
+    kinds = ["sm"]
+    if config.ndp:
+        kinds.append(OFFLOAD_SCHEMES.get(config.ndp.offload).processor)
+    return place_cores(kinds, config, ClockDomain.from_ghz("sm", config.sm.clock_ghz))
 
 
 @dataclass(frozen=True)
@@ -32,6 +42,11 @@ class GpuLayout:
     @property
     def gpu_sms(self) -> int:
         return self.cores.host_units
+
+    @property
+    def stack_slots(self) -> int:
+        """Warp slots of each stack processor: the offloads one stack takes at once."""
+        return max((g.warp_slots for g in self.cores.groups if g.kind.in_stack), default=0)
 
     @property
     def sms(self) -> int:

@@ -30,7 +30,6 @@ from ndpsim.hw import cache as cachemod
 from ndpsim.hw import link as linkmod
 from ndpsim.hw import requests as rq
 from ndpsim.hw.core import sm as smmod
-from ndpsim.hw.core.contract import place_cores
 from ndpsim.hw.dram import controller as ctl
 from ndpsim.hw.dram.address_map import AddressMap, build_address_map
 from ndpsim.hw.dram.mapping import AddressMapping
@@ -53,7 +52,7 @@ from ndpsim.systems.gpu import model
 from ndpsim.systems.gpu.checks import check_busy, check_conserved, check_drained, diagnose
 from ndpsim.systems.gpu.config import GpuSystemConfig
 from ndpsim.systems.gpu.footprint import check_gpu_fits
-from ndpsim.systems.gpu.layout import GpuLayout
+from ndpsim.systems.gpu.layout import GpuLayout, gpu_cores
 from ndpsim.systems.gpu.results import (
     LATENCY_BIN_CYCLES,
     LATENCY_BINS,
@@ -221,11 +220,7 @@ class GpuSystem:
         self.address_mapping = ADDRESS_MAPPINGS.get(c.memory.mapping)()
         self.scheme = OFFLOAD_SCHEMES.get(c.ndp.offload)() if c.ndp else None
         self.mapping = self._mapping()
-        # the GPU's SMs, and with near-data processing the scheme's processor in every stack
-        kinds = ["sm", self.scheme.processor] if self.scheme else ["sm"]
-        self.cores = place_cores(kinds, c, self.core)
-        self.gpu_sms = self.cores.host_units
-        self.sms = self.cores.count
+        self.cores = gpu_cores(c)
         if c.ndp and c.links.cube_topology == "none":
             raise ConfigError("ndp: stack SMs reach other stacks' data over the cube network; "
                               "set links.cube_topology")  # fmt: skip
@@ -281,7 +276,7 @@ class GpuSystem:
             latency += [0] * c.memory.cubes
         links = linkmod.build_links(bandwidth, latency)
         # stack SMs have no crossbar port: their requests start in the logic layer
-        sm_ports = np.full(self.sms, -1, dtype=np.int64)
+        sm_ports = np.full(self.cores.count, -1, dtype=np.int64)
         sm_ports[: c.sm.count] = np.arange(first_sm_port, first_sm_port + c.sm.count)
         slice_ports = np.arange(first_slice_port, first_slice_port + c.l2.slices, dtype=np.int64)
         return links, sm_ports, slice_ports, tsv
@@ -289,7 +284,7 @@ class GpuSystem:
     def _sm_params(self) -> np.ndarray:
         c = self.config.sm
         p = np.zeros(smmod.SM_PARAMS, dtype=np.int64)
-        p[smmod.S_COUNT] = self.sms
+        p[smmod.S_COUNT] = self.cores.count
         p[smmod.S_CTAS] = c.ctas
         p[smmod.S_REGISTERS] = c.registers
         p[smmod.S_SHARED] = c.shared_bytes
@@ -370,7 +365,7 @@ class GpuSystem:
                               self.system_dram.organization.channels, tsv)  # fmt: skip
         l2 = cachemod.build_caches(c.l2.slices, c.l2.size_bytes // c.l2.slices, c.l2.ways,
                                    LINE_BYTES, c.l2.mshrs, interleave=c.l2.slices)  # fmt: skip
-        l1 = cachemod.build_caches(self.sms, c.l1.size_bytes, c.l1.ways, LINE_BYTES,
+        l1 = cachemod.build_caches(self.cores.count, c.l1.size_bytes, c.l1.ways, LINE_BYTES,
                                    c.l1.mshrs)  # fmt: skip
         dram = ctl.build_dram_state(self.system_dram)
         room = model.headroom(c.sm.count, c.sm.schedulers)
@@ -381,7 +376,7 @@ class GpuSystem:
         sm_params = self._sm_params()
         host = self.layout.host
         ratio = self.scheme.controller(c.ndp, self.core) if self.scheme else None
-        sm_stats = np.zeros((self.sms, len(smmod.SM_STAT_NAMES)), dtype=np.int64)
+        sm_stats = np.zeros((self.cores.count, len(smmod.SM_STAT_NAMES)), dtype=np.int64)
         offload_stats = np.zeros((c.memory.cubes, len(ofl.OFFLOAD_STAT_NAMES)), dtype=np.int64)
         fewest_credits = credit_capacity(c.ndp) if c.ndp else np.zeros(3, dtype=np.int64)
         learning = plan.learning if plan else None
@@ -559,7 +554,7 @@ class GpuSystem:
         p[ofl.O_WARP_LIMIT] = int(ndp.warp_limit)
         self.scheme.configure(p, ndp)
         p[ofl.O_LATENCY_PS] = 0 if ndp.ideal else self.core.time(ndp.offload_latency_cycles)
-        p[ofl.O_CAPACITY] = ndp.stack_warps
+        p[ofl.O_CAPACITY] = self.layout.stack_slots  # the stack processor's kind says
         p[ofl.O_HEADER] = c.links.header_bytes
         p[ofl.O_WINDOW_PS] = self.core.time(ndp.busy_window_cycles)
         p[ofl.O_THRESHOLD_PERMILLE] = round(ndp.busy_threshold * 1000)
@@ -574,8 +569,9 @@ class GpuSystem:
         observe = plan.learning.left if plan.learning else 0
         probe = first_access(plan.accesses[index].tx_owner, plan.positions[index], len(instances))
         off = build_offload_state(work, candidates, instances, dest, registers, p, tx, rx,
-                                  self.sms, credits, state63(seed, f"offload/launch-{index}"),
-                                  observe, probe)  # fmt: skip
+                                  self.cores.count, credits,
+                                  state63(seed, f"offload/launch-{index}"), observe,
+                                  probe)  # fmt: skip
         self._start_busy_window(off, links, now)
         return off
 
