@@ -1,19 +1,21 @@
-"""numba's cache stamped with import closures: an edit to a module a compiled function inlines
-must recompile the function (numba alone looks at the function's own file only)."""
+"""numba's cache stamped with what each function reaches: an edit to a function recompiles it
+and its callers, and nothing else (numba alone looks at the function's own file only)."""
 
 from __future__ import annotations
 
+import importlib
+import json
 import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
-from ndpsim import numba_cache
+import numpy as np
+import pytest
 
-# numba 0.68 made these public; earlier releases spell them with a leading underscore
-CacheImpl = numba_cache._caching_class("CacheImpl")
-InTreeCacheLocator = numba_cache._caching_class("InTreeCacheLocator")
+from ndpsim import numba_cache
+from ndpsim.numba_cache import StampError, compiled, function_stamp
 
 
 def _write(path: Path, text: str) -> None:
@@ -21,159 +23,140 @@ def _write(path: Path, text: str) -> None:
     path.write_text(textwrap.dedent(text))
 
 
-def _edit(path: Path, text: str) -> None:
-    """Rewrite ``path`` and move its modification time on, so that nothing memoized on the
-    file's (time, size) can mistake the new content for the old."""
-    before = path.stat().st_mtime_ns
-    _write(path, text)
-    os.utime(path, ns=(before + 10**9, before + 10**9))
+CALLEE = """
+    from ndpsim.numba_cache import compiled
 
+    LIMIT = {limit}
 
-def _package(tmp_path: Path) -> Path:
-    root = tmp_path / "pkg"
-    _write(root / "__init__.py", "")
-    _write(root / "a.py", "from pkg import b\n")
-    _write(root / "b.py", """
-        import numpy as np
-        import pkg.c as c
-        from pkg.sub import (  # a list over several lines, with aliases and comments
-            d,  # d imports e
-            f as renamed,
-        )
-    """)  # fmt: skip
-    _write(root / "c.py", "X = 1\n")
-    _write(root / "unrelated.py", "from pkg import a\n")
-    _write(root / "sub" / "__init__.py", "")
-    _write(root / "sub" / "d.py", "from . import e\nfrom ..c import X\n")
-    _write(root / "sub" / "e.py", "Y = 2\n")
-    _write(root / "sub" / "f.py", "def g():\n    from pkg import lazy  # inside a function\n")
-    _write(root / "lazy.py", "W = 0\n")
-    return root
+    @compiled
+    def value(x):
+        return x + LIMIT
 
+    @compiled
+    def unrelated(x):
+        return x * {factor}
+"""
+CALLER = """
+    from ndpsim.numba_cache import compiled
+    from pkg import callee as c
 
-def test_the_closure_follows_absolute_and_relative_imports_within_the_package(tmp_path):
-    root = _package(tmp_path)
-    closure = numba_cache.import_closure(root / "a.py", "pkg", root)
-    names = sorted(str(p.relative_to(root)) for p in closure)
-    # an import inside a function counts too: it can only widen the stamp
-    assert names == ["__init__.py", "a.py", "b.py", "c.py", "lazy.py", "sub/__init__.py",
-                     "sub/d.py", "sub/e.py", "sub/f.py"]  # fmt: skip
+    @compiled
+    def call(x):
+        \"\"\"{doc}\"\"\"
+        return c.value(x) * 2
 
-
-def test_the_stamp_changes_with_any_file_of_the_closure_and_no_other(tmp_path):
-    root = _package(tmp_path)
-    stamp = numba_cache.closure_stamp(root / "a.py", "pkg", root)
-    _edit(root / "unrelated.py", "from pkg import a\nZ = 3\n")
-    assert numba_cache.closure_stamp(root / "a.py", "pkg", root) == stamp
-    _edit(root / "sub" / "e.py", "Y = 20\n")
-    changed = numba_cache.closure_stamp(root / "a.py", "pkg", root)
-    assert changed != stamp
-    # sub/ and lazy.py leave the closure
-    _edit(root / "b.py", "import numpy as np\nimport pkg.c as c\n")
-    assert numba_cache.closure_stamp(root / "a.py", "pkg", root) not in (stamp, changed)
-
-
-def test_functions_outside_the_package_keep_numbas_own_locators(tmp_path):
-    root = _package(tmp_path)
-    locator = numba_cache._stamped(InTreeCacheLocator, "pkg", root.resolve())
-
-    def f():
-        return 0
-
-    assert locator.from_function(f, str(tmp_path / "elsewhere.py")) is None
-    ours = locator.from_function(f, str(root / "a.py"))
-    stamp = numba_cache.closure_stamp(root / "a.py", "pkg", root.resolve())
-    assert ours.get_source_stamp() == ("import-closure", stamp)
-
-
-def test_installing_twice_adds_the_locators_once(tmp_path):
-    root = _package(tmp_path)
-    numba_cache.install("pkg", root)
-    numba_cache.install("pkg", root)
-    classes = CacheImpl._locator_classes
-    try:
-        assert sum(getattr(c, "stamps", None) == ("pkg", root.resolve()) for c in classes) == 4
-    finally:
-        CacheImpl._locator_classes = [
-            c for c in classes if getattr(c, "stamps", None) != ("pkg", root.resolve())
-        ]
-
-
-RUN = """
-import sys
-from pathlib import Path
-sys.path.insert(0, sys.argv[1])
-from ndpsim import numba_cache
-numba_cache.install("inlined", Path(sys.argv[1]) / "inlined")
-from inlined.caller import call
-print(call())
+    @compiled
+    def alone(x):
+        return x - 1
 """
 
 
-def test_an_edit_to_an_inlined_module_alone_recompiles_the_caller(tmp_path):
+def _package(root: Path, limit: int = 1, factor: int = 3, doc: str = "Twice.") -> None:
+    _write(root / "pkg" / "__init__.py", "")
+    _write(root / "pkg" / "callee.py", CALLEE.format(limit=limit, factor=factor))
+    _write(root / "pkg" / "caller.py", CALLER.format(doc=doc))
+
+
+def _stamps(root: Path) -> dict[str, str]:
+    """The stamps of the package's functions, imported afresh from ``root``."""
+    sys.path.insert(0, str(root))
+    try:
+        for name in [m for m in sys.modules if m.split(".")[0] == "pkg"]:
+            del sys.modules[name]
+        caller = importlib.import_module("pkg.caller")
+        callee = importlib.import_module("pkg.callee")
+        return {name: function_stamp(function.py_func) for name, function in (
+            ("call", caller.call), ("alone", caller.alone), ("value", callee.value),
+            ("unrelated", callee.unrelated))}  # fmt: skip
+    finally:
+        sys.path.remove(str(root))
+        for name in [m for m in sys.modules if m.split(".")[0] == "pkg"]:
+            del sys.modules[name]
+
+
+def test_a_stamp_covers_the_code_the_constants_and_the_callees_a_function_reaches(tmp_path):
+    _package(tmp_path / "a")
+    _package(tmp_path / "b", limit=2)  # a constant the callee reads
+    _package(tmp_path / "c", factor=4)  # another function of the callee's module
+    _package(tmp_path / "d", doc="Twice the value.")  # a docstring
+    a, b, c, d = (_stamps(tmp_path / x) for x in "abcd")
+    assert b["value"] != a["value"] and b["call"] != a["call"]  # the caller follows its callee
+    assert b["alone"] == a["alone"] and b["unrelated"] == a["unrelated"]
+    assert c["unrelated"] != a["unrelated"]
+    assert (c["value"], c["call"], c["alone"]) == (a["value"], a["call"], a["alone"])
+    assert d == a  # neither a docstring nor a line number makes different machine code
+
+
+def test_a_stamp_does_not_depend_on_where_the_code_is_installed(tmp_path):
+    _package(tmp_path / "clone1")
+    _package(tmp_path / "clone2")
+    assert _stamps(tmp_path / "clone1") == _stamps(tmp_path / "clone2")
+
+
+def _plain_helper():
+    return 1
+
+
+def _reads_plain_function():
+    return _plain_helper()
+
+
+def test_a_global_that_cannot_be_stamped_is_an_error_naming_the_function():
+    with pytest.raises(StampError, match="_reads_plain_function reads _plain_helper"):
+        function_stamp(_reads_plain_function)
+
+
+def test_values_are_stamped_by_what_compiled_code_sees():
+    stamp = numba_cache.stamp_value
+    assert stamp(3) != stamp(3.0) and stamp((1, 2)) != stamp((2, 1))
+    assert stamp(np.arange(3)) == stamp(np.arange(3)) != stamp(np.arange(4))
+    assert stamp(np.int64) == "class:numpy.int64" and stamp(np.maximum).startswith("external:")
+
+
+RUN = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from pkg import caller
+print(json.dumps([caller.call(1), caller.alone(1), sum(caller.call.stats.cache_hits.values()),
+                  sum(caller.alone.stats.cache_hits.values())]))
+"""
+
+
+def test_an_edit_recompiles_the_function_and_its_callers_and_nothing_else(tmp_path):
     """The caller's own file does not change; with numba's stamps it would load the old
-    machine code, which inlined the old callee, from its cache."""
-    root = tmp_path / "inlined"
-    _write(root / "__init__.py", "")
-    _write(root / "callee.py", """
-        from numba import njit
-
-        @njit(cache=True, inline="always")
-        def value():
-            return 1
-    """)  # fmt: skip
-    _write(root / "caller.py", """
-        from numba import njit
-
-        from inlined.callee import value
-
-        @njit(cache=True)
-        def call():
-            return value()
-    """)  # fmt: skip
+    machine code, which holds the old callee, from its cache."""
+    _package(tmp_path / "src")
     script = tmp_path / "run.py"
     script.write_text(RUN)
 
-    def run() -> str:
+    def run() -> list:
         env = {**os.environ, "NDPSIM_CACHE_DIR": str(tmp_path / "cache")}
-        out = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True,
-                             text=True, env=env)  # fmt: skip
+        out = subprocess.run([sys.executable, str(script), str(tmp_path / "src")],
+                             capture_output=True, text=True, env=env)  # fmt: skip
         assert out.returncode == 0, out.stderr
-        return out.stdout.strip()
+        return json.loads(out.stdout)
 
-    assert run() == "1"
-    cached = list((tmp_path / "cache").rglob("caller.call-*.nbi"))
-    assert cached, "the caller was not cached"
-    assert not (root / "__pycache__").exists() or not list((root / "__pycache__").glob("*.nbi"))
-    _edit(root / "callee.py", """
-        from numba import njit
-
-        @njit(cache=True, inline="always")
-        def value():
-            return 2
-    """)  # fmt: skip
-    assert run() == "2"
+    first = run()
+    assert first[:2] == [4, 0]
+    assert list((tmp_path / "cache" / "pkg" / "caller").glob("caller.call-*.nbi"))
+    assert run()[2] == 1  # loaded from the cache
+    _package(tmp_path / "src", limit=5)
+    edited = run()
+    assert edited[:3] == [12, 0, 0]  # recompiled with the new constant
+    assert edited[3] == 1  # the function that reaches nothing edited: loaded
 
 
-def _locator_for(root: Path, module: str, cache: Path, monkeypatch):
-    monkeypatch.setenv("NDPSIM_CACHE_DIR", str(cache))
-    locator = numba_cache._shared("pkg", root.resolve())
-    source = root / module
-    namespace: dict = {}
-    exec(compile("def f():\n    return 1\n", str(source), "exec"), namespace)
-    return locator.from_function(namespace["f"], str(source))
+def test_a_directory_that_cannot_be_written_falls_back_to_a_temporary_one(tmp_path, monkeypatch):
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file, not a directory")
+    monkeypatch.setenv("NDPSIM_CACHE_DIR", str(blocked / "cache"))
 
+    @compiled
+    def plus_one(x):
+        return x + 1
 
-def test_copies_of_the_same_code_share_one_cache_and_other_code_does_not(tmp_path, monkeypatch):
-    cache = tmp_path / "cache"
-    first = _locator_for(_package(tmp_path / "clone1"), "a.py", cache, monkeypatch)
-    second = _locator_for(_package(tmp_path / "clone2"), "a.py", cache, monkeypatch)
-    assert first.get_cache_path() == second.get_cache_path()
-    assert Path(first.get_cache_path()).is_relative_to(cache / "pkg" / "a")
-    assert first.get_source_stamp() == second.get_source_stamp()
-    _edit(tmp_path / "clone2" / "pkg" / "c.py", "X = 2\n")  # in a.py's import closure
-    changed = _locator_for(tmp_path / "clone2" / "pkg", "a.py", cache, monkeypatch)
-    assert changed.get_cache_path() != first.get_cache_path()
+    assert plus_one(1) == 2
+    assert Path(plus_one.stats.cache_path).is_relative_to(numba_cache._fallback_root())
 
 
 def test_the_cache_root_follows_the_environment(tmp_path, monkeypatch):

@@ -1,7 +1,8 @@
 """Noticing when numba compiles, the one slow step of a machine's first run.
 
-Compiled functions are cached on disk (``cache=True``), so only the first run on a machine
-compiles the timing model: minutes, during which a spinner saying "simulating" looks stuck.
+Compiled functions are cached on disk (:mod:`ndpsim.numba_cache`), so only the first run on a
+machine compiles the timing model: about a minute, during which a spinner saying "simulating"
+looks stuck.
 numba's Event API broadcasts ``numba:compile`` when it compiles a function, and not when it
 loads one from its cache, so a listener tells exactly when a run is compiling.
 """
@@ -15,8 +16,8 @@ from numba.core import event
 
 # what a first run costs (docs/timing.md, "Speed"): said to the user while it happens
 COMPILING_NOTICE = (
-    "numba is compiling the simulator (once per machine: about 7 minutes and 3 GB on 2 cores "
-    "for the timing model; later runs load it from numba's cache)"
+    "numba is compiling the simulator (once per machine, about a minute; later runs load it "
+    "from numba's cache)"
 )
 
 

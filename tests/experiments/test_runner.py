@@ -1,4 +1,5 @@
 from concurrent.futures import Future
+from types import SimpleNamespace
 
 import pytest
 from numba import njit
@@ -59,7 +60,7 @@ def test_one_worker_compiles_the_timing_model_before_the_workloads_are_shared_ou
     monkeypatch.setattr(runner, "simulate_workload", simulate)
     variants = [Variant("baseline", "tom-baseline", {}), Variant("ndp", "tom-ndp", {})]
     results = run_experiment(["bfs", "vadd", "hist"], "tiny", 0, variants, processes=2)
-    assert calls == ["tom-baseline", "bfs", "vadd", "hist"]
+    assert calls == [["tom-baseline", "tom-ndp"], "bfs", "vadd", "hist"]
     assert list(results) == ["bfs", "vadd", "hist"]
     assert results["vadd"]["ndp"] == {"workload": "vadd"}
 
@@ -72,11 +73,24 @@ def test_a_single_process_runs_without_a_separate_compilation(monkeypatch):
     assert calls == ["bfs", "vadd"]
 
 
-def test_one_warm_up_serves_every_preset():
-    """The warm-up compiles for one preset; the others must reuse that compilation."""
+def test_one_warm_up_serves_every_preset_of_a_kind():
+    """The warm-up compiles on one preset of a kind; the others must reuse that compilation."""
     for preset in ("tom-baseline", "tom-ndp", "sndp-baseline", "sndp-ndp"):
-        compile_timing_model(preset)
+        compile_timing_model([preset])
     assert len(model.advance.signatures) == 1
+
+
+def test_the_warm_up_runs_one_system_of_each_kind_it_is_given(monkeypatch):
+    built = []
+
+    class Built:
+        def run(self, traces, module, memory):
+            pass
+
+    monkeypatch.setattr(runner, "build_system", lambda config: built.append(config.kind) or Built())
+    kinds = [SimpleNamespace(kind=k) for k in ("gpu", "cpu", "gpu", "mpu", "cpu")]
+    compile_timing_model(kinds)
+    assert built == ["gpu", "cpu", "mpu"]
 
 
 def test_the_caller_hears_when_the_warm_up_compiles(monkeypatch, inline_pool):

@@ -19,11 +19,12 @@ the clocks in the order given: data arriving at ``t`` can be used by a unit that
 
 The loop is written out as the source of one flat function (the components as its parameters, a
 chain of ``if kind == k`` over the registered kinds, one branch per handler, the clocks
-unrolled) for the system to compile with ``@njit(cache=True)``, every handler and clock
-inlined into it, as a hand-written loop would be. Other shapes measured badly on the GPU
-model: a call per event passing the state ran 8x slower, and compiling the loop as an inlined
-function taking the state as one tuple made numba's compilation take 10 GB and over ten
-minutes instead of 2.5 GB and five.
+unrolled) for the system to compile with :func:`ndpsim.numba_cache.compiled`. It calls every
+handler and clock as a function of its own, compiled and cached on its own: the system's run
+passes its components by reference (:func:`ndpsim.engine.reference.references`), so a call
+passes a pointer per component rather than every array of every component (which is what made
+a call per event 8x slower when the state was passed as tuples), and an edit to a handler
+recompiles that handler and this loop, in seconds, instead of everything.
 """
 
 from __future__ import annotations
@@ -82,9 +83,9 @@ _LOOP_NAMES = frozenset({"until", "now", "done", "end", "t_event", "t", "kind", 
 def assemble(state_type: type, handlers: kinds.Handlers, clocks: Sequence[Clock], *,
              short_of_room: Callable, finished: Callable, requested: Callable,
              home: str) -> Callable:  # fmt: skip
-    """The loop ``advance(*state, until)`` of a system whose state is a ``state_type``, as a
-    Python function for the system to compile (``home`` names the system's module, where
-    numba's cache keeps it and whose import closure stamps it). It runs until the work is done
+    """The loop ``advance(*references(state), until)`` of a system whose state is a
+    ``state_type``, as a Python function for the system to compile (``home`` names the
+    system's module, under whose name numba's cache keeps it). It runs until the work is done
     (``FINISHED``), the next thing happens after ``until`` (``EPOCH_END``), it is short of room
     (``GROW``), nothing can happen although work is left (``STUCK``) or a controller's
     condition holds after a clock ran (``REQUESTED``); returns (status, time reached).
@@ -135,7 +136,7 @@ def assemble(state_type: type, handlers: kinds.Handlers, clocks: Sequence[Clock]
 
 
 def _kinds_by_handler(handlers: kinds.Handlers) -> dict[Callable, list[int]]:
-    """The kinds of each handler: one branch, so one inlined copy, per handler."""
+    """The kinds of each handler: one branch, so one call site, per handler."""
     grouped: dict[Callable, list[int]] = {}
     for number, handler in sorted(handlers.handlers.items()):
         grouped.setdefault(handler, []).append(number)

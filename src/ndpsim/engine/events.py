@@ -17,7 +17,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+
+from ndpsim.numba_cache import compiled
 
 ARITY = 4
 
@@ -46,7 +47,7 @@ def event_queue(capacity: int = 1 << 16) -> EventQueue:
     )
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def push(q, time, kind, arg0, arg1, priority=0):
     """Schedule an event. Returns False (and schedules nothing) if the queue is full."""
     if q.meta[2] == 0:
@@ -77,13 +78,13 @@ def push(q, time, kind, arg0, arg1, priority=0):
     return True
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def peek_time(q):
     """Time of the next event, or -1 if the queue is empty."""
     return q.heap_time[0] if q.meta[0] > 0 else -1
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def pop(q):
     """Remove the next event; returns (time, kind, arg0, arg1). The queue must not be empty."""
     ht, hk, hs = q.heap_time, q.heap_key, q.heap_slot

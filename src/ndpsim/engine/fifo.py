@@ -13,10 +13,10 @@ it. Families start with every head at -1.
 
 from __future__ import annotations
 
-from numba import njit
+from ndpsim.numba_cache import compiled
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def push(head, tail, link, q, item):
     """Append ``item`` to queue ``q``."""
     link[item] = -1
@@ -27,7 +27,7 @@ def push(head, tail, link, q, item):
     tail[q] = item
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def pop(head, link, q):
     """Remove and return the first item of queue ``q``, which must not be empty."""
     item = head[q]
@@ -35,18 +35,18 @@ def pop(head, link, q):
     return item
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def peek(head, q):
     """The first item of queue ``q`` (-1 if it is empty), left in the queue."""
     return head[q]
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def empty(head, q):
     return head[q] < 0
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def length(head, link, q):
     """How many items queue ``q`` holds: a walk, for checks and diagnostics, not hot paths."""
     n = 0

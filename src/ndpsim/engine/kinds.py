@@ -13,15 +13,11 @@ number already declared is refused.
 
 from __future__ import annotations
 
-import inspect
 import zlib
 from collections.abc import Callable
-from pathlib import Path
 
-from numba import njit
-
-from ndpsim import numba_cache
 from ndpsim.errors import ConfigError
+from ndpsim.numba_cache import compiled
 
 _declared: dict[int, str] = {}  # number -> qualified name
 
@@ -55,43 +51,32 @@ class Handlers:
     arguments by any other names, in order. An event of a kind without a handler stops the run
     with an error instead of vanishing.
 
-    The loop's cached compilation holds the dispatch, so every handler must live in a module the
-    loop's module imports (directly or not): its source then stamps the cache, and it is
-    registered before the loop is assembled. A handler from anywhere else, a kind registered
-    twice, or a registration after the loop was assembled is refused.
+    Each handler compiles and caches as a function of its own (:func:`ndpsim.numba_cache.
+    compiled`), which the loop calls; the loop's cache stamp covers its handlers wherever they
+    are defined. A kind registered twice, or a registration after the loop was assembled, is
+    refused.
     """
 
-    def __init__(self, what: str, loop_module_file: str):
+    def __init__(self, what: str):
         self.what = what
-        self.loop_module = Path(loop_module_file).resolve()
         self.handlers: dict[int, Callable] = {}  # compiled, by kind number
         self.frozen = False
 
     def on(self, *kind_numbers: int) -> Callable[[Callable], Callable]:
-        """Decorator: register a function (plain Python, compiled here to be inlined, or already
-        compiled) as the handler of ``kind_numbers``; returns it unchanged."""
+        """Decorator: register a function (plain Python, compiled here, or already compiled) as
+        the handler of ``kind_numbers``; returns it unchanged."""
 
         def register(function: Callable) -> Callable:
             python = getattr(function, "py_func", function)
             if self.frozen:
                 raise ConfigError(f"{self.what}: handler {python.__qualname__} registered "
                                   "after the loop was assembled")  # fmt: skip
-            source = Path(inspect.getfile(python)).resolve()
-            package_root = Path(__file__).resolve().parents[1]
-            closure = numba_cache.import_closure(self.loop_module, package_root.name,
-                                                 package_root)  # fmt: skip
-            if source not in closure:
-                raise ConfigError(
-                    f"{self.what}: handler {python.__qualname__} is defined in {source}, "
-                    f"which {self.loop_module.name} does not import; its source would not "
-                    "stamp the compiled loop"
-                )
-            compiled = function if python is not function else njit(inline="always")(function)
+            handler = function if python is not function else compiled(function)
             for number in kind_numbers:
                 if number in self.handlers:
                     raise ConfigError(f"{self.what}: event kind {name_of(number)} has two "
                                       "handlers")  # fmt: skip
-                self.handlers[number] = compiled
+                self.handlers[number] = handler
             return function
 
         return register

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+
+from ndpsim.numba_cache import compiled
 
 
 class Pool(NamedTuple):
@@ -32,7 +33,7 @@ def record_pool(capacity: int, fields: int) -> Pool:
     )
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def allocate(pool):
     """A free record's id, or -1 when the pool is exhausted; its fields hold whatever its last
     user left."""
@@ -47,7 +48,7 @@ def allocate(pool):
     return pool.free[n]
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def release(pool, rid):
     pool.free[pool.meta[0]] = rid
     pool.meta[0] += 1

@@ -3,9 +3,9 @@ simulated on every variant, workloads spread over worker processes.
 
 A worker returns plain data (the run summaries and energies), never the traces, so only small
 results cross process boundaries. Before the workers share out the workloads, one of them
-compiles the timing model (or loads it from numba's on-disk cache): on a machine that has not
-compiled it yet, every worker would otherwise compile it at once, each for minutes and with
-gigabytes of memory, where one compilation serves them all. The workers raise a shared flag
+compiles the timing model of every system kind the variants use (or loads it from numba's
+on-disk cache): on a machine that has not compiled it yet, every worker would otherwise compile
+it at once, where one compilation serves them all. The workers raise a shared flag
 when they compile, so the caller can say why the warm-up takes minutes. The caller looks up
 the runs a :class:`~ndpsim.experiments.store.ResultStore` already holds and gives the workers
 only the others, which store each run as it ends: a row as a sweep's (the default counters as
@@ -19,7 +19,7 @@ import json
 import multiprocessing
 import os
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
@@ -32,7 +32,7 @@ from ndpsim.compilation import (
 from ndpsim.experiments.rows import DEFAULT_COUNTERS, RUN_COLUMN, Run, row_of
 from ndpsim.experiments.store import ResultStore, config_hash, run_identity, run_key
 from ndpsim.provenance import code_provenance
-from ndpsim.systems import build_system, load_system, load_system_config
+from ndpsim.systems import build_system, load_system_config
 from ndpsim.workloads import kernel_module, run_workload
 
 
@@ -115,13 +115,19 @@ def _stored_run(store: ResultStore, run: Run) -> dict[str, Any] | None:
         return None
 
 
-def compile_timing_model(preset: str) -> None:
-    """Run a ``tiny`` workload on ``preset``, which compiles every function of the timing model
-    (all systems share them) into numba's on-disk cache, or loads them from it."""
+def compile_timing_model(systems: Iterable[Any]) -> None:
+    """Run a ``tiny`` workload on one system of each kind among ``systems`` (preset names or
+    validated configs), which compiles each kind's timing model into numba's on-disk cache, or
+    loads it from there. Systems of one kind share their compiled code, so the workers that
+    follow find every kind they will run compiled, and no two of them compile one at once."""
     functional = run_workload("vadd", "tiny")
-    load_system(preset).run(
-        functional.traces, kernel_module(functional.workload.module_name), functional.memory
-    )
+    module = kernel_module(functional.workload.module_name)
+    kinds: set[str] = set()
+    for system in systems:
+        config = load_system_config(system) if isinstance(system, str) else system
+        if config.kind not in kinds:
+            kinds.add(config.kind)
+            build_system(config).run(functional.traces, module, functional.memory)
 
 
 def _flag_compilations(flag) -> CompilationWatcher:
@@ -171,7 +177,7 @@ def run_experiment(workloads: Sequence[str], size: str, seed: int, variants: Seq
     with ProcessPoolExecutor(max_workers=processes, mp_context=context,
                              initializer=_flag_compilations,
                              initargs=(compiling,)) as pool:  # fmt: skip
-        warm_up = pool.submit(compile_timing_model, variants[0].preset)
+        warm_up = pool.submit(compile_timing_model, [v.preset for v in variants])
         while not warm_up.done() and not compiling.wait(0.2):
             pass
         compiled = compiling.is_set()

@@ -16,7 +16,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+
+from ndpsim.numba_cache import compiled
 
 INVALID = -1
 
@@ -52,12 +53,12 @@ def build_caches(count: int, size_bytes: int, ways: int, line_bytes: int, mshrs:
     )
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _set_of(c, line):
     return (line // c.interleave[0]) % c.tags.shape[1]
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def lookup(c, cache, line):
     """Whether ``line`` is present; a hit makes it the most recently used."""
     s = _set_of(c, line)
@@ -69,7 +70,7 @@ def lookup(c, cache, line):
     return False
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def probe(c, cache, line):
     """Whether ``line`` is present, without touching its age."""
     s = _set_of(c, line)
@@ -79,7 +80,7 @@ def probe(c, cache, line):
     return False
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def fill(c, cache, line, dirty):
     """Insert ``line`` (or mark it dirty if present). Returns the evicted line and whether it was
     dirty: ``(INVALID, False)`` when nothing valid was evicted."""
@@ -107,7 +108,7 @@ def fill(c, cache, line, dirty):
     return evicted, was_dirty
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def invalidate(c, cache, line):
     """Drop ``line`` if present; returns whether it was."""
     s = _set_of(c, line)
@@ -119,7 +120,7 @@ def invalidate(c, cache, line):
     return False
 
 
-@njit(cache=True)
+@compiled
 def flush(c, cache):
     """Invalidate every line of one cache (a write-through cache holds nothing dirty; a
     write-back user writes its dirty lines back first). Lines in flight keep their MSHRs."""
@@ -127,7 +128,7 @@ def flush(c, cache):
     c.dirty[cache, :, :] = False
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def mshr_find(c, cache, line):
     """The MSHR tracking ``line``, or -1."""
     for m in range(c.mshr_line.shape[1]):
@@ -136,7 +137,7 @@ def mshr_find(c, cache, line):
     return -1
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def mshr_allocate(c, cache, line):
     """A free MSHR for ``line``, or -1 if all are busy."""
     if c.mshr_used[cache] >= c.mshr_line.shape[1]:
@@ -150,7 +151,7 @@ def mshr_allocate(c, cache, line):
     return -1
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def mshr_release(c, cache, m):
     """Free an MSHR; returns the head of its waiting list."""
     head = c.mshr_head[cache, m]

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-from numba import njit
 
 from ndpsim.hw import link as linkmod
+from ndpsim.numba_cache import compiled
 
 if TYPE_CHECKING:
     from ndpsim.hw.network import Network
@@ -28,7 +28,7 @@ def build_hops(network: Network) -> Hops:
     return Hops(next_link=next_link, link_to=network.link_destination())
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def route(hops, links, a, b, now, size, traffic):
     """Send a packet of ``size`` bytes from node ``a`` to node ``b``; returns its arrival."""
     while a != b:

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-from numba import njit
 
 from ndpsim.hw import hops as hopsmod
 from ndpsim.hw import link as linkmod
+from ndpsim.numba_cache import compiled
 
 if TYPE_CHECKING:
     from ndpsim.hw.network import Network
@@ -35,7 +35,7 @@ def build_host_interface(network: Network) -> HostInterface:
     )
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def down(host, hops, links, cube, now, size, traffic):
     """Send a packet from the host to ``cube``: over the host's link to the cube's port, then
     through the cube network; returns its arrival."""
@@ -43,7 +43,7 @@ def down(host, hops, links, cube, now, size, traffic):
     return hopsmod.route(hops, links, host.port[cube], cube, now, size, traffic)
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def up(host, hops, links, cube, now, size, traffic):
     """Send a packet from ``cube`` to the host: through the cube network to its port, then over
     the port's link to the host; returns its arrival."""

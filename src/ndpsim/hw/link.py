@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from ndpsim.engine.clock import PS_PER_S
+from ndpsim.numba_cache import compiled
 
 #: Traffic classes counted separately on every link.
 CLASS_NAMES = ("read_request", "read_data", "write_request", "write_ack", "offload", "other")
@@ -83,7 +83,7 @@ def busiest_window_ps(links: Links) -> np.ndarray:
     return np.maximum(links.peak_window_busy_ps, links.window_busy - over)
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _roll_window(links, link, now):
     w = links.window_ps[0]
     start = links.window_start[link]
@@ -105,7 +105,7 @@ def _roll_window(links, link, now):
         links.window_busy[link] = max(until - start, 0)
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def send(links, link, now, size_bytes, traffic_class):
     """Put a packet on ``link`` at ``now``; returns its arrival time at the far end."""
     start = max(now, links.busy_until[link])
@@ -120,7 +120,7 @@ def send(links, link, now, size_bytes, traffic_class):
     return end + links.latency_ps[link]
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def utilization(links, link, now):
     """Busy fraction of the link: the larger of the last full window and the current one so
     far (a monitor reacts within a window, not only after it)."""

@@ -14,10 +14,9 @@ names its offload instance in ``Q_SLOT`` and the stream position of its memory i
 
 from __future__ import annotations
 
-from numba import njit
-
 from ndpsim.engine.pool import Pool, grown, in_use, record_pool, release
 from ndpsim.engine.pool import allocate as pool_allocate
+from ndpsim.numba_cache import compiled
 
 # request kinds; SNDP's partitioned execution adds read-and-forward (RDF: read a line for an
 # NSU) and write-address (WTA: tell an NSU where a store goes) packets
@@ -40,7 +39,7 @@ def request_pool(capacity: int) -> RequestPool:
     return record_pool(capacity, REQUEST_FIELDS)
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def allocate(pool):
     """A fresh request id, or -1 when the pool is exhausted."""
     rid = pool_allocate(pool)
@@ -49,7 +48,7 @@ def allocate(pool):
     return rid
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def new(pool, line, kind, sender, slot, size_bytes, now):
     """A request from the pool (the caller made sure one is free) of ``kind`` for ``size_bytes``
     of ``line``, sent at ``now`` by slot ``slot`` of core ``sender`` (-1: neither). The fields
@@ -65,7 +64,7 @@ def new(pool, line, kind, sender, slot, size_bytes, now):
     return rid
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def reads(kind):
     """Whether a request of ``kind`` reads its line from DRAM (an atomic fetches the line, is
     done at the L2, and writes the result through as a separate write)."""

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from numba import njit
+from ndpsim.numba_cache import compiled
 
 
-@njit(cache=True)
+@compiled(allocates=True)
 def span(addresses, access_bytes):  # pragma: no cover - compiled
     """Lowest address, end of the highest access, and the index of the first address not
     aligned to ``access_bytes`` (-1 if all are)."""

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from numba import njit
 
 from ndpsim.errors import MemoryAccessError, SimulationError, UnsupportedInstruction
 from ndpsim.frontend.ir import (
@@ -32,6 +31,7 @@ from ndpsim.frontend.ir import (
     Symbol,
     Vector,
 )
+from ndpsim.numba_cache import compiled
 from ndpsim.simt.state import LOCAL_WINDOW, SHARED_WINDOW, WARP_SIZE, WINDOW_BYTES
 from ndpsim.simt.values import (
     SIGNED_OF_SIZE,
@@ -86,7 +86,7 @@ class Step:
 
 
 # -------------------------------------------------------------------------------- atomics
-@njit(cache=True)
+@compiled(allocates=True)
 def _atomic_arith(image, index, b, c, op, old):  # pragma: no cover - compiled
     """Apply read-modify-writes one lane after another (lane order within warp order)."""
     for k in range(index.shape[0]):
@@ -110,7 +110,7 @@ def _atomic_arith(image, index, b, c, op, old):  # pragma: no cover - compiled
             image[i] = b[k] if (value == 0 or value > b[k]) else value - 1
 
 
-@njit(cache=True)
+@compiled(allocates=True)
 def _atomic_bitwise(image, index, b, op, old):  # pragma: no cover - compiled
     for k in range(index.shape[0]):
         i = index[k]

@@ -8,13 +8,14 @@ active mask)``; ``sp[w]`` is the depth of warp ``w``'s stack, so its top row is 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ndpsim.numba_cache import compiled
 
 RUNNING, WAITING, DONE = 0, 1, 2
 PLAIN, BRANCH, EXIT, BARRIER = 0, 1, 2, 3
 
 
-@njit(cache=True)
+@compiled(allocates=True)
 def next_group(pc, status, out):  # pragma: no cover - compiled
     """The lowest pc of any running warp and the warps at it (written to ``out``)."""
     best = np.iinfo(np.int64).max
@@ -30,7 +31,7 @@ def next_group(pc, status, out):  # pragma: no cover - compiled
     return best, count
 
 
-@njit(cache=True)
+@compiled(allocates=True)
 def active_threads(warps, masks, out):  # pragma: no cover - compiled
     """Thread indices of the active lanes of ``warps``, ascending; returns how many."""
     count = 0
@@ -44,7 +45,7 @@ def active_threads(warps, masks, out):  # pragma: no cover - compiled
     return count
 
 
-@njit(cache=True)
+@compiled(allocates=True)
 def lane_masks(warps, threads, values):  # pragma: no cover - compiled
     """Per warp of ``warps``, the mask of its threads (in ``threads``) where ``values`` holds."""
     out = np.zeros(warps.shape[0], dtype=np.uint32)
@@ -58,7 +59,7 @@ def lane_masks(warps, threads, values):  # pragma: no cover - compiled
     return out
 
 
-@njit(cache=True)
+@compiled(allocates=True)
 def finish_run(
     warps,
     masks,
@@ -129,7 +130,7 @@ def finish_run(
     return deepest
 
 
-@njit(cache=True)
+@compiled(allocates=True)
 def release_barriers(status, warps_per_cta):  # pragma: no cover - compiled
     """Let go every CTA whose live warps all wait at a barrier; returns how many were."""
     released = 0
@@ -151,7 +152,7 @@ def release_barriers(status, warps_per_cta):  # pragma: no cover - compiled
     return released
 
 
-@njit(cache=True)
+@compiled(allocates=True)
 def warp_groups(threads):  # pragma: no cover - compiled
     """Group ascending thread indices by warp: each warp, its lane mask, and where its lanes
     start in ``threads``."""

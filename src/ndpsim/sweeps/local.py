@@ -3,10 +3,10 @@ worker processes.
 
 Runs are handed out one at a time in the plan's order (input by input), so each worker
 interprets an input once and simulates every run of it that reaches it. Before the pool
-starts, this process compiles the timing model or loads it from numba's cache
-(:func:`ndpsim.experiments.runner.compile_timing_model`): every worker compiling at once would
-take minutes and gigabytes each where one compilation serves all, and forked workers inherit
-the loaded code instead of each loading it again.
+starts, this process compiles the timing model of every system kind the runs use, or loads it
+from numba's cache (:func:`ndpsim.experiments.runner.compile_timing_model`): every worker
+compiling at once would repeat one compilation in each, and forked workers inherit the loaded
+code instead of each loading it again.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def run_local(runs: Sequence[Run], task: Task, jobs: int, on_done: OnDone,
             for run in runs:
                 on_done(run, execute(run, task))
             return
-        compile_timing_model(runs[0].preset)  # here, once: forked workers inherit it
+        compile_timing_model([run.config for run in runs])  # once: forked workers inherit it
     context = multiprocessing.get_context()
     compiling = context.Event()
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context,

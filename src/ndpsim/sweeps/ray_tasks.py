@@ -77,7 +77,7 @@ def run_ray(runs: Sequence[Run], task: Task, jobs: int, address: str | None,
     local = not (address or os.environ.get("RAY_ADDRESS") or ray.is_initialized())
     if local:  # compile once, here, rather than in every worker at once
         with watching_compilation(lambda: on_compiling(True), lambda: on_compiling(False)):
-            compile_timing_model(runs[0].preset)
+            compile_timing_model([run.config for run in runs])
     started = _connect(ray, jobs, address)
     try:
         _run(ray, runs, task, max(2, jobs), on_done)

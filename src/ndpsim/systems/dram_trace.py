@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from ndpsim.engine import events as ev
 from ndpsim.engine import kinds, loop
 from ndpsim.engine.assemble import Clock, assemble
 from ndpsim.engine.clock import NEVER
+from ndpsim.engine.reference import references
 from ndpsim.errors import SimulationError
 from ndpsim.hw.dram import controller as ctl
 from ndpsim.hw.dram.mapping import (
@@ -37,6 +37,7 @@ from ndpsim.hw.dram.mapping import (
     interleaved_layout,
 )
 from ndpsim.hw.dram.spec import DramPreset
+from ndpsim.numba_cache import compiled
 
 # where a run is: the last cycle a clock ran, the next request to offer, the cycle by which the
 # front end had offered them all (-1 until then), the last cycle a request's data was done, the
@@ -62,12 +63,12 @@ class TraceState(NamedTuple):
     params: np.ndarray
 
 
-@njit(inline="always")
+@compiled(inline=True)
 def _cycle_ps(cycle, params):
     return NEVER if cycle >= ctl.NEVER else cycle * params[P_TCK]
 
 
-@njit(inline="always")
+@compiled(inline=True)
 def _earliest(wake):
     earliest = ctl.NEVER
     for ch in range(wake.shape[0]):
@@ -75,7 +76,7 @@ def _earliest(wake):
     return earliest
 
 
-@njit(inline="always")
+@compiled(inline=True)
 def _front_end_next(addresses, wake, at, params):
     """The next cycle the front end offers requests; after a full queue stopped it, the first
     later cycle at which a channel runs (and may have made room)."""
@@ -87,7 +88,7 @@ def _front_end_next(addresses, wake, at, params):
     return _cycle_ps(cycle, params)
 
 
-@njit(inline="always")
+@compiled(inline=True)
 def _front_end_tick(dram, bits, xor, addresses, writes, wake, fields, at, params, now):
     """Offer up to ``inject_per_cycle`` requests, in order, until a channel queue is full."""
     cycle = now // params[P_TCK]
@@ -112,12 +113,12 @@ def _front_end_tick(dram, bits, xor, addresses, writes, wake, fields, at, params
         at[AT_INJECTED] = cycle
 
 
-@njit(inline="always")
+@compiled(inline=True)
 def _channels_next(wake, params):
     return _cycle_ps(_earliest(wake), params)
 
 
-@njit(inline="always")
+@compiled(inline=True)
 def _channels_tick(dram, wake, nodes, at, params, now):
     """Every channel due runs; the cycles at which requests' data was done are taken in."""
     cycle = now // params[P_TCK]
@@ -131,12 +132,12 @@ def _channels_tick(dram, wake, nodes, at, params, now):
     at[AT_NOW] = cycle
 
 
-@njit(inline="always")
+@compiled(inline=True)
 def _short_of_room():
     return False  # the queues are the controller's own, refusing what does not fit
 
 
-@njit(inline="always")
+@compiled(inline=True)
 def _queued(dram):
     queued = 0
     for ch in range(dram.q_count.shape[0]):
@@ -144,7 +145,7 @@ def _queued(dram):
     return queued
 
 
-@njit(inline="always")
+@compiled(inline=True)
 def _finished(dram, addresses, at, params):
     """Every request offered and none left in a controller queue: done at the last data."""
     if at[AT_NEXT] < addresses.shape[0] or _queued(dram) != 0:
@@ -152,17 +153,17 @@ def _finished(dram, addresses, at, params):
     return True, max(at[AT_NOW], at[AT_LAST_DONE]) * params[P_TCK]
 
 
-@njit(inline="always")
+@compiled(inline=True)
 def _requested():
     return False
 
 
 #: The engine's loop over a trace (:func:`ndpsim.engine.assemble.assemble`): the front end, then
 #: the channels, so that a request offered in a cycle can be served in it.
-advance = njit(cache=True, _nrt=False)(
+advance = compiled(
     assemble(
         TraceState,
-        kinds.Handlers("the DRAM trace runner", __file__),
+        kinds.Handlers("the DRAM trace runner"),
         (Clock(_front_end_next, _front_end_tick), Clock(_channels_next, _channels_tick)),
         short_of_room=_short_of_room,
         finished=_finished,
@@ -194,9 +195,10 @@ class _TraceRun(loop.Model):
             params=np.array([inject_per_cycle, self.tck], dtype=np.int64),
         )
         self.at = self.state.at
+        self._arguments = references(self.state)
 
     def advance(self, until_ps: int) -> tuple[int, int]:
-        return advance(*self.state, until_ps)
+        return advance(*self._arguments, until_ps)
 
     def progress(self) -> tuple[int, int]:
         served = self.state.dram.stats[:, [ctl.S_READS_DONE, ctl.S_WRITES_DONE]]

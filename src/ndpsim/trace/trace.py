@@ -28,9 +28,9 @@ from enum import IntEnum
 from pathlib import Path
 
 import numpy as np
-from numba import njit
 
 from ndpsim.errors import TraceFormatError
+from ndpsim.numba_cache import compiled
 from ndpsim.trace.npz import NpzArchive
 
 FORMAT_VERSION = 2  # 2: records in three forms (mem_form); 1 listed every lane's address
@@ -134,7 +134,7 @@ def compact_addresses(addresses: np.ndarray, offsets: np.ndarray, masks: np.ndar
     }
 
 
-@njit(cache=True)
+@compiled(allocates=True)
 def _compact(addresses, offsets, masks, counts):  # pragma: no cover - compiled
     n = masks.shape[0]
     form = np.empty(n, dtype=np.uint8)

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from ndpsim.analysis import Kind, analyze
 from ndpsim.frontend.ir import Function, Module, Space
 from ndpsim.frontend.layout import static_shared_bytes
+from ndpsim.numba_cache import compiled
 from ndpsim.trace.trace import AFFINE, NARROW, MemoryKind, MemorySpace, Trace, popcount
 
 LINE_BYTES = 128
@@ -66,53 +66,53 @@ KIND_BITS, SPACE_SHIFT, COUNT_SHIFT, CONFLICT_SHIFT, FIRST_SHIFT = 7, 3, 6, 12, 
 TX_BYTES_BITS, TX_LINE_SHIFT = 255, 8
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def mem_kind(work, m):
     return work.mem[m] & KIND_BITS
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def mem_space(work, m):
     return (work.mem[m] >> SPACE_SHIFT) & 7
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def mem_tx_count(work, m):
     return (work.mem[m] >> COUNT_SHIFT) & 63
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def mem_conflict(work, m):
     """Shared-memory bank conflict degree (>= 1)."""
     return (work.mem[m] >> CONFLICT_SHIFT) & 63
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def mem_tx_first(work, m):
     return work.mem[m] >> FIRST_SHIFT
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def tx_line(work, t):
     return work.tx[t] >> TX_LINE_SHIFT
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def tx_bytes(work, t):
     return work.tx[t] & TX_BYTES_BITS
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def inst_pc(work, pos):
     return work.inst[pos] & PC_MASK
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def inst_lanes(work, pos):
     return (work.inst[pos] >> LANES_SHIFT) & 63
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def inst_mem(work, pos):
     """The memory operation of instruction ``pos``, or -1."""
     return (work.inst[pos] >> MEM_SHIFT) - 1
@@ -184,7 +184,7 @@ def registers_per_thread(function: Function, module_path: str | None) -> int:
     return max(most, 4)
 
 
-@njit(cache=True)
+@compiled(allocates=True)
 def _distinct_lines(addresses, first, count, out):
     """Write the distinct 128-byte lines of ``addresses[first : first + count]`` to ``out`` in
     ascending order, with how many lanes touch each; returns how many lines there are."""
@@ -206,7 +206,7 @@ def _distinct_lines(addresses, first, count, out):
     return n
 
 
-@njit(cache=True)
+@compiled(allocates=True)
 def _bank_conflict(addresses, first, count, words, per_bank):
     """The most distinct 4-byte words any of the 32 shared-memory banks must serve (lanes
     reading the same word share it). ``words`` and ``per_bank`` are scratch: int64[32]."""
@@ -231,7 +231,7 @@ def _bank_conflict(addresses, first, count, words, per_bank):
     return worst
 
 
-@njit(cache=True)
+@compiled(allocates=True)
 def _lane_addresses(columns, r, out):
     """Write record ``r``'s lane addresses, in lane order, to ``out``; returns how many.
     ``columns`` holds the trace's (mem_form, mem_offset, mem_mask, mem_base, mem_stride,
@@ -250,7 +250,7 @@ def _lane_addresses(columns, r, out):
     return n
 
 
-@njit(cache=True)
+@compiled(allocates=True)
 def _coalesce(columns, sizes, spaces, order, shared_space):
     """Line transactions of the memory records taken in ``order``: per record its first
     transaction and count, each transaction's line and the bytes its lanes touch; and each

@@ -26,7 +26,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-from numba import njit
 
 from ndpsim.engine import events as ev
 from ndpsim.engine import fifo, kinds
@@ -36,6 +35,7 @@ from ndpsim.hw import cache as cachemod
 from ndpsim.hw import link as linkmod
 from ndpsim.hw import requests as rq
 from ndpsim.hw.gpu import offload as ofl
+from ndpsim.numba_cache import compiled
 from ndpsim.trace.trace import MemoryKind, MemorySpace
 from ndpsim.trace.work import (
     C_ALU,
@@ -218,20 +218,20 @@ def build_sm_state(params: np.ndarray, cores: Cores, stacks: int, registers: int
 
 
 # ------------------------------------------------------------------------------ helpers
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def align(t, period):
     """The first SM clock edge at or after ``t``."""
     return ((t + period - 1) // period) * period
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _registers_per_cta(sm, work):
     """Registers a CTA takes: per warp, the per-thread count rounded to 256 per warp."""
     per_warp = ((work.params[W_REGISTERS] * 32 + 255) // 256) * 256
     return per_warp * work.params[W_WARPS_PER_CTA]
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _unit_of(work, pos, pc):
     """The unit instruction ``pos`` (static instruction ``pc``) needs."""
     cls = work.pc_class[pc]
@@ -245,7 +245,7 @@ def _unit_of(work, pos, pc):
     return U_LSU if mem_space(work, m) == MemorySpace.SHARED else U_LSU_MSHR
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def refresh_ready(sm, work, off, s, w, now):
     """Recompute when slot ``w``'s next instruction may issue (its operands, and for an NSU's
     memory instruction the packets it consumes), and the unit it needs."""
@@ -275,7 +275,7 @@ def refresh_ready(sm, work, off, s, w, now):
         wake(sm, s, t)
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def wake(sm, s, t):
     """Make sure SM ``s`` is looked at no later than the clock edge at or after ``t``."""
     t = align(t, sm.period[s])
@@ -285,7 +285,7 @@ def wake(sm, s, t):
         sm.sm_min[0] = t
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def count_clocks(sm, s, t):
     """Count SM ``s``'s clock edges after the last one counted, up to ``t``: each scheduler
     charges them to the reason it last failed to issue for. Whatever would change that reason
@@ -299,7 +299,7 @@ def count_clocks(sm, s, t):
         sm.clock_last[s] += n * period
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _activate(sm, s, w, now):
     """Slot ``w`` has instructions to issue again from ``now`` (a new warp, a barrier released,
     an offloaded block back or started). An idle scheduler now waits on it, a dependency,
@@ -311,19 +311,19 @@ def _activate(sm, s, w, now):
         sm.sched_stall[s, k] = T_STALL_DEPENDENCY
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _done_with_ctas(sm, work):
     return sm.counters[0] == work.params[W_NUM_CTAS]
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def counting(sm, work, s):
     """Whether SM ``s``'s clocks count: it has a warp, or the launch a CTA left to dispatch
     (GPGPU-Sim clocks a core only then)."""
     return sm.sm_warps[s] > 0 or not _done_with_ctas(sm, work)
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _fits(sm, work, s):
     p = sm.params
     wpc = work.params[W_WARPS_PER_CTA]
@@ -336,7 +336,7 @@ def _fits(sm, work, s):
     )
 
 
-@njit(cache=True, inline="always")
+@compiled
 def _start_cta(sm, work, off, s, now):
     """Place the next CTA of the launch on SM ``s`` (the caller checked it fits)."""
     cta = sm.counters[0]
@@ -383,7 +383,7 @@ def _start_cta(sm, work, off, s, now):
                 count_clocks(sm, other, now)
 
 
-@njit(cache=True)
+@compiled
 def dispatch_initial(sm, work, off, now):
     """Hand out CTAs breadth-first over the SMs (as the hardware block scheduler does) until no
     SM takes another or the launch has none left."""
@@ -397,7 +397,7 @@ def dispatch_initial(sm, work, off, now):
                 placed = True
 
 
-@njit(cache=True, inline="always")
+@compiled
 def _warp_finished(sm, work, off, s, w, now):
     """Slot ``w`` issued its last instruction and has no load in flight: free it; free the CTA
     when it was its last warp, and start the next CTA there."""
@@ -421,7 +421,7 @@ def _warp_finished(sm, work, off, s, w, now):
         _release_barrier(sm, work, off, s, cta, now)
 
 
-@njit(cache=True, inline="always")
+@compiled
 def _release_barrier(sm, work, off, s, cta, now):
     """Every unfinished warp of ``cta`` reached the barrier: let them all go on."""
     sm.cta_arrived[cta] = 0
@@ -432,7 +432,7 @@ def _release_barrier(sm, work, off, s, cta, now):
             refresh_ready(sm, work, off, s, w, nxt)
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _loads_in_flight(sm, s, w):
     for k in range(sm.load_left.shape[2]):
         if sm.load_left[s, w, k] > 0:
@@ -440,13 +440,13 @@ def _loads_in_flight(sm, s, w):
     return False
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _drained(sm, s, w):
     """No load of slot ``w`` in flight and (stack slots) every write acknowledged."""
     return sm.slot_writes[s, w] == 0 and not _loads_in_flight(sm, s, w)
 
 
-@njit(cache=True)
+@compiled
 def _stream_done(sm, work, off, events, s, w, now):
     """Slot ``w`` issued its last instruction and drained: a GPU warp finishes, a stack slot
     reports its offloaded block done (the memory side sends the acknowledgement)."""
@@ -458,13 +458,13 @@ def _stream_done(sm, work, off, events, s, w, now):
         ev.push(events, now, EV_OFFLOAD_DONE, s, w)
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _role(work, off, pos):
     """ROLE_* of the instruction at stream position ``pos`` (0 outside SNDP blocks)."""
     return off.pc_role[inst_pc(work, pos)]
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _buffered(work, off, pos):
     """Whether the NSU has every packet the instruction at ``pos`` consumes: all its RDF data
     (a load) or all its write addresses (a store). Other instructions need none."""
@@ -475,7 +475,7 @@ def _buffered(work, off, pos):
     return m < 0 or off.pos_arrived[pos] >= mem_tx_count(work, m)
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _take_live_outs(sm, off, s, w, now):
     """The acknowledgement of slot ``w``'s offloaded block arrived: its live-out registers are
     ready and the warp is no longer offloaded."""
@@ -487,7 +487,7 @@ def _take_live_outs(sm, off, s, w, now):
     _activate(sm, s, w, now)
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def advance_slot(sm, work, off, events, s, w, now):
     """Move slot ``w`` past the instruction it just issued. An NSU skips an SNDP block's
     address arithmetic (the GPU ran it); a GPU warp at the end of its part of an offloaded SNDP
@@ -516,14 +516,14 @@ def advance_slot(sm, work, off, events, s, w, now):
         refresh_ready(sm, work, off, s, w, now + sm.period[s])
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _set_destinations(sm, work, s, w, pc, t):
     for k in range(work.pc_dst_first[pc], work.pc_dst_first[pc + 1]):
         sm.reg_ready[s, w, work.pc_dst[k]] = t
 
 
 # ------------------------------------------------------------------------------ memory
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _send_to_l2(sm, links, events, pool, port, rid, now, size, traffic):
     """A GPU SM's request crosses its crossbar port to the L2; a stack SM (no port) hands its
     request to the logic layer, which routes it to the owning vault."""
@@ -536,7 +536,7 @@ def _send_to_l2(sm, links, events, pool, port, rid, now, size, traffic):
     ev.push(events, arrival, EV_L2_REQUEST, rid, 0)
 
 
-@njit(cache=True, inline="always")
+@compiled
 def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, m, now):
     """Issue global/local memory instruction ``m``; False if a structural hazard (no load slot,
     not enough MSHRs, no request ids) prevents it this cycle."""
@@ -636,7 +636,7 @@ def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, 
     return True
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def physical_line(page, virtual_line):
     """Translate a virtual line through the page table ``page`` = (table, vpn base, shift)."""
     table, base, shift = page
@@ -646,7 +646,7 @@ def physical_line(page, virtual_line):
     return (table[vpn] << line_shift) | offset
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _block_memory(sm, s, need):
     """A memory instruction of SM ``s`` cannot issue until ``need`` L1 MSHRs are free (0: until
     the next fill): no memory instruction of the SM tries before then."""
@@ -655,7 +655,7 @@ def _block_memory(sm, s, need):
         sm.mem_need[s] = need
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def memory_freed(sm, l1, s, when):
     """A fill reached SM ``s`` (and freed its MSHR): blocked memory instructions try again once
     enough MSHRs are free. Waking on every fill instead would re-scan an SM whose uncoalesced
@@ -670,7 +670,7 @@ def memory_freed(sm, l1, s, when):
         wake(sm, s, when)
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def complete_transaction(sm, work, off, events, s, w, load, when):
     """One line of a load (or atomic) arrived at ``when``; its registers are ready once all
     have."""
@@ -689,7 +689,7 @@ def complete_transaction(sm, work, off, events, s, w, load, when):
         _send_offload(sm, work, off, events, s, w, when)
 
 
-@njit(cache=True)
+@compiled
 def write_acknowledged(sm, work, off, events, s, w, when):
     """A write of stack slot ``w`` reached its vault; an offloaded block is done only once all
     its writes are (TOM: its acknowledgement tells the GPU which lines to invalidate)."""
@@ -699,7 +699,7 @@ def write_acknowledged(sm, work, off, events, s, w, when):
 
 
 # ----------------------------------------------------------------------------- offload
-@njit(cache=True)
+@compiled
 def _send_offload(sm, work, off, events, s, w, now):
     """Slot ``w``'s block goes to its stack once its live-in registers are ready, after the
     offload pipeline's latency. A TOM warp then waits for the acknowledgement; an SNDP warp
@@ -719,7 +719,7 @@ def _send_offload(sm, work, off, events, s, w, now):
         sm.slot_state[s, w] = OFFLOADED
 
 
-@njit(cache=True)
+@compiled
 def _offload(sm, work, off, events, s, w, i, now):
     """The controller took slot ``w``'s next block (instance ``i``). A TOM warp waits for it;
     an SNDP warp first reserves the target NSU's buffer entries, queueing behind earlier warps
@@ -737,7 +737,7 @@ def _offload(sm, work, off, events, s, w, i, now):
     _send_offload(sm, work, off, events, s, w, now)
 
 
-@njit(cache=True)
+@compiled
 def release_credits(sm, work, off, events, d, kind, n, now):
     """Stack ``d``'s NSU freed ``n`` entries of buffer ``kind``. The credits return to the GPU's
     buffer manager at once (the paper piggybacks them on other packets; we neither delay them
@@ -751,7 +751,7 @@ def release_credits(sm, work, off, events, d, kind, n, now):
                       now)  # fmt: skip
 
 
-@njit(cache=True)
+@compiled
 def start_offloaded(sm, work, l1, off, events, s, i, now):
     """Run instance ``i`` in a free warp slot of stack SM ``s``; False if none is free. A TOM
     stack SM first invalidates its L1 (sec. 4.4.2), so the block reads what the GPU wrote; an
@@ -796,7 +796,7 @@ def start_offloaded(sm, work, l1, off, events, s, i, now):
     return True
 
 
-@njit(cache=True)
+@compiled
 def free_stack_slot(sm, work, off, s, w, now):
     """Stack slot ``w`` finished its block and sent the acknowledgement."""
     off.inst_runner[sm.slot_instance[s, w]] = -1
@@ -809,7 +809,7 @@ def free_stack_slot(sm, work, off, s, w, now):
         count_clocks(sm, s, now)
 
 
-@njit(cache=True)
+@compiled
 def resume_offloaded(sm, work, off, events, s, w, now):
     """The acknowledgement of slot ``w``'s block arrived: its live-outs are ready and the warp
     goes on after the block."""
@@ -819,7 +819,7 @@ def resume_offloaded(sm, work, off, events, s, w, now):
     advance_slot(sm, work, off, events, s, w, now - sm.period[s])
 
 
-@njit(cache=True)
+@compiled
 def buffer_filled(sm, work, off, i, pos, now):
     """An RDF response or a WTA packet for the memory instruction at stream position ``pos``
     reached the NSU of instance ``i``: the NSU's warp goes on once that instruction has all of
@@ -834,7 +834,7 @@ def buffer_filled(sm, work, off, i, pos, now):
         refresh_ready(sm, work, off, s, w, now)
 
 
-@njit(cache=True)
+@compiled
 def _gpu_packets(sm, work, l1, pool, links, events, port, page, off, s, w, pos, m, now):
     """A GPU warp runs a load or store of its offloaded SNDP block: it coalesces and translates
     the addresses as usual and sends one read-and-forward (load) or write-address (store)
@@ -881,7 +881,7 @@ def _gpu_packets(sm, work, l1, pool, links, events, port, page, off, s, w, pos, 
     return True
 
 
-@njit(cache=True)
+@compiled
 def _nsu_memory(sm, work, pool, events, page, off, s, w, pos, pc, m, now):
     """An NSU runs a load or store of its block (its packets all arrived): a load takes its
     data from the read-data buffer, a store writes its value through the owning vaults at the
@@ -915,7 +915,7 @@ def _nsu_memory(sm, work, pool, events, page, off, s, w, pos, pc, m, now):
     return True
 
 
-@njit(cache=True)
+@compiled
 def _issue_partitioned(sm, work, l1, pool, links, events, port, page, off, s, w, pos, pc, cls,
                        now):  # fmt: skip
     """Issue a memory instruction of an offloaded SNDP block (on the GPU: packets; on the NSU:
@@ -939,7 +939,7 @@ def _issue_partitioned(sm, work, l1, pool, links, events, port, page, off, s, w,
 
 
 # ------------------------------------------------------------------------------- issue
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _unit_free(sm, s, w, now):
     """When the unit slot ``w``'s next instruction needs accepts it (``now`` if it needs none;
     NEVER for memory while the SM waits for fills to free MSHRs)."""
@@ -953,14 +953,10 @@ def _unit_free(sm, s, w, now):
     return max(sm.ldst_free[s], now)
 
 
-@njit(cache=True, inline="always")
+@compiled
 def cycle(sm, work, l1, pool, links, events, port, page, off, s, now):
     """One clock of SM ``s`` at ``now``: every scheduler issues at most one instruction.
-    Returns how many issued.
-
-    Inlined into the event loop: a call would copy every array of the state tuples it takes
-    (about a thousand words) onto the stack, once per SM clock evaluated, which cost a fifth of
-    a baseline run."""
+    Returns how many issued."""
     p = sm.params
     period = sm.period[s]
     schedulers = p[S_SCHEDULERS]
@@ -1041,7 +1037,7 @@ def cycle(sm, work, l1, pool, links, events, port, page, off, s, now):
     return issued_total
 
 
-@njit(cache=True, inline="always")
+@compiled
 def issue(sm, work, l1, pool, links, events, port, page, off, s, w, now):
     """Issue slot ``w``'s next instruction (or hand its block to the offload controller);
     False if a structural hazard stops it."""
@@ -1138,12 +1134,12 @@ __all__ = [
 ]
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _next_ps(sm):
     return sm.sm_min[0]
 
 
-@njit(cache=True, inline="always")
+@compiled
 def _tick(sm, work, l1, pool, links, events, sm_port, page, off, now):
     """Every SM whose clock edge is ``now`` runs a cycle; the earliest next edge is kept."""
     skip_idle = sm.params[S_SKIP_IDLE] != 0

@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from ndpsim.hw import requests as rq
 from ndpsim.hw.dram.mapping import BANK, BANKGROUP, CHANNEL, COLUMN, CUBE, FIELDS, RANK, ROW, decode
+from ndpsim.numba_cache import compiled
 
 
 class AddressMap(NamedTuple):
@@ -40,7 +40,7 @@ def build_address_map(line_bytes: int, channels_per_cube: int, bits, xor,
     )
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def locate(amap, pool, rid):
     """Fill in the DRAM coordinates of request ``rid`` (its line already physical); returns its
     cube."""

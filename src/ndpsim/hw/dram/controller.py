@@ -24,9 +24,8 @@ eligibility, stamped with a version of its bank group. Anything that changes a b
 timing or row state bumps that version, and a request whose stamp is stale recomputes.
 
 All state lives in NumPy arrays of a :class:`DramState`, so one simulated device is one value
-the compiled functions pass around; nothing here allocates per request. The per-cycle functions
-are inlined into their caller at numba's IR level: calling a function with a tuple of arrays
-costs a reference-count update per array, which otherwise dominates the run time.
+the compiled functions pass around (by reference, :mod:`ndpsim.engine.reference`); nothing here
+allocates per request. The helpers of a tick are small and inlined into it by LLVM.
 """
 
 from __future__ import annotations
@@ -34,9 +33,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from ndpsim.hw.dram.spec import NUM_COMMANDS, Command, DramPreset, constraint_table
+from ndpsim.numba_cache import compiled
 
 ACT, PRE, PREA, RD, WR, RDA, WRA, REF = (int(c) for c in Command)
 NEVER = np.iinfo(np.int64).max // 4
@@ -195,7 +194,7 @@ def build_dram_state(preset: DramPreset, completion_capacity: int = 4096) -> Dra
 
 
 # ------------------------------------------------------------------------------ nodes
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _nodes(d, ch, rank, bankgroup, bank, subarray, out):
     """Node ids of the path channel -> rank -> bank group -> bank -> subarray."""
     p = d.params
@@ -211,7 +210,7 @@ def _nodes(d, ch, rank, bankgroup, bank, subarray, out):
     out[4] = base[4] + s
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _earliest(d, cmd, nodes, depth):
     """Earliest cycle ``cmd`` may issue on the path (down to level ``depth``)."""
     t = d.ready[nodes[0], cmd]
@@ -222,7 +221,7 @@ def _earliest(d, cmd, nodes, depth):
     return t
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _apply_constraints(d, cmd, nodes, depth, now):
     """Record that ``cmd`` issued at ``now`` on the path: push back every following command.
     Constraints below ``depth`` are skipped (a rank-wide command touches no single bank)."""
@@ -246,7 +245,7 @@ def _apply_constraints(d, cmd, nodes, depth, now):
             ready[node, nxt] = max(ready[node, nxt], d.ring_times[k, node, pos] + d.win_latency[k])
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _rank_is_open(d, ch, rank):
     p = d.params
     per_rank = p[P_BANKGROUPS] * p[P_BANKS] * p[P_SUBARRAYS]
@@ -257,7 +256,7 @@ def _rank_is_open(d, ch, rank):
     return False
 
 
-@njit(cache=True, inline="always")
+@compiled
 def _close_rank(d, ch, rank):
     """Close every row of a rank; requests they were opened for must activate again."""
     p = d.params
@@ -278,7 +277,7 @@ def _close_rank(d, ch, rank):
 
 
 # ---------------------------------------------------------------------------- requests
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def enqueue(d, ch, is_write, tag, rank, bankgroup, bank, row, column, now):
     """Add a request to channel ``ch``'s read or write queue; False if that queue is full."""
     kind = 1 if is_write else 0
@@ -305,7 +304,7 @@ def enqueue(d, ch, is_write, tag, rank, bankgroup, bank, row, column, now):
     return True
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _finish(d, ch, kind, pos, now):
     """A request's column command issued: report when its data is done and drop it from its
     queue (the queue's last request takes its place)."""
@@ -341,7 +340,7 @@ def _finish(d, ch, kind, pos, now):
 
 
 # -------------------------------------------------------------------------------- tick
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _candidate(d, rec, k, closed_page):
     """Recompute a request's cached candidate: its next command, when the bank group, bank and
     subarray allow it, its priority key and flags; stamp it with its bank group's version."""
@@ -368,7 +367,7 @@ def _candidate(d, rec, k, closed_page):
     rec[F_STAMP] = d.version[rec[F_BANKGROUP]]
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _refresh(d, ch, now, nodes):
     """Serve due refreshes of the channel's ranks. Returns (issued a command, block until):
     a pending refresh that cannot issue yet blocks the channel until the returned cycle."""
@@ -396,7 +395,7 @@ def _refresh(d, ch, now, nodes):
     return False, 0
 
 
-@njit(cache=True, inline="always")
+@compiled
 def tick(d, ch, now, nodes):
     """Issue at most one command on channel ``ch`` at DRAM cycle ``now``.
 
@@ -508,7 +507,7 @@ def tick(d, ch, now, nodes):
     return max(min(wake, reopened, _idle_until(d, ch, now)), now + 1)
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _idle_until(d, ch, now):
     """The next cycle a refresh of the channel falls due (never without refresh)."""
     p = d.params

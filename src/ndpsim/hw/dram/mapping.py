@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from ndpsim.errors import ConfigError
+from ndpsim.numba_cache import compiled
 
 FIELDS = ("cube", "channel", "rank", "bankgroup", "bank", "row", "column")
 CUBE, CHANNEL, RANK, BANKGROUP, BANK, ROW, COLUMN = range(len(FIELDS))
@@ -97,7 +97,7 @@ class AddressMapping:
         return out
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def decode(bits, xor, address, out):
     """Coordinates of one address into ``out`` (int64[len(FIELDS)])."""
     for f in range(bits.shape[0]):

@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from ndpsim.engine import events as ev
 from ndpsim.engine import fifo, kinds
@@ -26,6 +25,7 @@ from ndpsim.engine.clock import NEVER
 from ndpsim.hw import link as linkmod
 from ndpsim.hw import requests as rq
 from ndpsim.hw.dram import controller as ctl
+from ndpsim.numba_cache import compiled
 
 EV_MEM_ARRIVE, EV_DRAM_DONE = kinds.declare(__name__, "MEM_ARRIVE", "DRAM_DONE")
 
@@ -53,7 +53,7 @@ def build_vaults(tck_ps: int, channels: int, tsv: np.ndarray) -> Vaults:
     )
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _wake_channel(vaults, ch, now):
     """Make channel ``ch`` run no later than its first clock edge at or after ``now``."""
     tck = vaults.tck[0]
@@ -64,7 +64,7 @@ def _wake_channel(vaults, ch, now):
             vaults.tick_min[0] = t
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _enqueue(dram, pool, rid, cycle):
     f = pool.fields[rid]
     return ctl.enqueue(dram, f[rq.Q_CHANNEL], not rq.reads(f[rq.Q_KIND]), rid, f[rq.Q_RANK],
@@ -72,7 +72,7 @@ def _enqueue(dram, pool, rid, cycle):
                        cycle)  # fmt: skip
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def arrive(vaults, dram, pool, rid, now):
     """Request ``rid`` (its DRAM coordinates filled in) reaches its vault's controller."""
     ch = pool.fields[rid, rq.Q_CHANNEL]
@@ -85,7 +85,7 @@ def arrive(vaults, dram, pool, rid, now):
               rid)  # fmt: skip
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _tick_channel(vaults, dram, events, pool, ch, now):
     """Channel ``ch``'s controller runs at ``now``; sets when it next wants to."""
     tck = vaults.tck[0]
@@ -101,12 +101,12 @@ def _tick_channel(vaults, dram, events, pool, ch, now):
     vaults.tick_at[ch] = wake * tck if wake < ctl.NEVER else NEVER
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _next_ps(vaults):
     return vaults.tick_min[0]
 
 
-@njit(cache=True, inline="always")
+@compiled
 def _tick(vaults, dram, events, pool, now):
     """Every channel due at ``now`` runs; the earliest next one is kept."""
     t_tick = NEVER
@@ -122,7 +122,7 @@ def _tick(vaults, dram, events, pool, now):
 CLOCK = Clock(_next_ps, _tick)
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def through_tsv(vaults, links, cube, now, moved_bytes):
     """An access of ``cube`` moves ``moved_bytes`` over its TSVs (if modelled); returns when
     the data is past them."""

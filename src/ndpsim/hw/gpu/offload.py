@@ -45,9 +45,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from ndpsim.engine.dispatch import CompiledTable
+from ndpsim.numba_cache import compiled
 
 # parameters
 (O_EXECUTION, O_CONTROL, O_LATENCY_PS, O_CAPACITY, O_HEADER, O_WINDOW_PS, O_THRESHOLD_PERMILLE,
@@ -198,7 +198,7 @@ def no_offload() -> OffloadState:
     )
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def watch_channels(off, links, now):
     """The Channel Busy Monitor: once a window has passed, each channel's utilization over it
     (busy time charged to its links) decides whether it is busy for the next window."""
@@ -216,7 +216,7 @@ def watch_channels(off, links, now):
     off.monitor[0] = now
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def random_permille(off):
     """The next draw in [0, 1000) of a xorshift64 generator seeded per launch: the random
     per-instance choice that meets a static or dynamic offload ratio (SNDP sec. 7.1)."""
@@ -228,7 +228,7 @@ def random_permille(off):
     return (x & 0x7FFFFFFFFFFFFFFF) % 1000
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def cache_aware_benefit(off, c):
     """SNDP sec. 7.3's measured benefit of offloading block ``c``, in bytes per warp, the unit
     of :func:`register_overhead`: the lines a warp instance would fetch from DRAM,
@@ -244,7 +244,7 @@ def cache_aware_benefit(off, c):
     return lines * 128 + off.cand_stores[c] * 4 * 32
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def register_overhead(off, c):
     """Equation 1's OffloadOverhead of block ``c`` in bytes per warp: every live-in and
     live-out register of every lane."""
@@ -261,11 +261,11 @@ def _never(off, links, i, pos, now):
 #: Each offload scheme's decision for an instance a warp reaches, registered by the scheme's
 #: module (:mod:`ndpsim.policy.offload`): ``decision(off, links, i, pos, now)`` returns
 #: ``OFFLOAD``, ``DECLINE`` or ``RUN_TO_FIRST_ACCESS`` and counts why in ``off.stats``.
-DECISIONS = CompiledTable("offload decision", _never, __file__, ("ndpsim.policy.offload",))
+DECISIONS = CompiledTable("offload decision", _never, ("ndpsim.policy.offload",))
 _decide_by_scheme = DECISIONS.call
 
 
-@njit(cache=True)
+@compiled
 def decide(off, links, i, pos, now):
     """What the controller does with instance ``i``, which a warp reaches at stream position
     ``pos``: ``OFFLOAD`` it now, ``DECLINE`` it (the warp runs it), or let the warp
@@ -276,7 +276,7 @@ def decide(off, links, i, pos, now):
     return _decide_by_scheme(off.params[O_POLICY], off, links, i, pos, now)
 
 
-@njit(cache=True)
+@compiled
 def admit(off, i):
     """Step 3 of TOM's decision, once the destination is known: with control (or the warp
     limit), not to a stack with as many offloads pending as its SM has warp slots."""
@@ -291,7 +291,7 @@ def admit(off, i):
     return True
 
 
-@njit(cache=True)
+@compiled
 def observe(off, i, slot):
     """TOM's learning phase: instance ``i``, reached by GPU warp slot ``slot``, runs on the GPU;
     the analyzer watches it if it touches memory."""
@@ -301,7 +301,7 @@ def observe(off, i, slot):
     off.inst_home[i] = slot
 
 
-@njit(cache=True)
+@compiled
 def observed_progress(off, i, pos):
     """A warp running instance ``i`` (or past it) issues its instruction at stream position
     ``pos``: if ``i`` is watched and that is its last instruction, the analyzer has now seen
@@ -316,13 +316,13 @@ def observed_progress(off, i, pos):
             off.inst_home[i] = -1
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def learning_done(off):
     """The analyzer has seen as many instances whole as the learning phase wanted."""
     return off.control[C_LEARNING] != 0 and off.control[C_LEARN_LEFT] == 0
 
 
-@njit(cache=True)
+@compiled
 def reserve_credits(off, i):
     """Reserve the NSU buffer entries instance ``i`` needs at its target stack (a command, a
     read-data entry per load, a write-address entry per store); False, reserving nothing, if
@@ -345,7 +345,7 @@ def reserve_credits(off, i):
     return True
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def live_ins_ready(off, reg_ready, s, w, i):
     """When every live-in register of instance ``i`` (held by slot ``w`` of SM ``s``) has its
     value: the request packet carries them."""
@@ -356,7 +356,7 @@ def live_ins_ready(off, reg_ready, s, w, i):
     return t
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def request_bytes(off, c, lanes):
     """An offload request: header, pcs and active mask, and each live-in register of the
     ``lanes`` it carries (TOM's Eq. 3 counts every lane of the warp; SNDP sends only the
@@ -365,7 +365,7 @@ def request_bytes(off, c, lanes):
     return off.params[O_HEADER] + 16 + live_ins * off.params[O_REGISTER_BYTES] * lanes
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def ack_bytes(off, c, lanes, written_lines):
     """An acknowledgement: header, each live-out register of ``lanes`` lanes, and (TOM) the
     address of every line the block wrote, which the GPU invalidates (sec. 4.4.2)."""

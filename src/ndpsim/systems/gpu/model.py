@@ -48,11 +48,11 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from ndpsim.engine import events as ev
 from ndpsim.engine import fifo, kinds, loop
 from ndpsim.engine.assemble import assemble
+from ndpsim.engine.reference import references
 from ndpsim.hw import cache as cachemod
 from ndpsim.hw import hops as hopsmod
 from ndpsim.hw import host_interface as hostmod
@@ -64,6 +64,7 @@ from ndpsim.hw.dram import controller as ctl
 from ndpsim.hw.dram import vaults as vaultmod
 from ndpsim.hw.dram.vaults import EV_DRAM_DONE, EV_MEM_ARRIVE
 from ndpsim.hw.gpu import offload as ofl
+from ndpsim.numba_cache import compiled
 from ndpsim.trace.trace import MemoryKind, MemorySpace
 from ndpsim.trace.work import (
     W_NUM_CTAS,
@@ -84,7 +85,7 @@ EV_OFFLOAD_SEND, EV_OFFLOAD_DONE = smmod.EV_OFFLOAD_SEND, smmod.EV_OFFLOAD_DONE
     __name__, "L2_FILL", "SM_FILL", "NDP_FILL", "OFFLOAD_ARRIVE", "OFFLOAD_ACK", "BUFFER_FILL",
 )  # fmt: skip
 #: The handler of each event kind, from which the engine assembles the loop.
-HANDLERS = kinds.Handlers("the GPU model", __file__)
+HANDLERS = kinds.Handlers("the GPU model")
 HANDLERS.on(EV_MEM_ARRIVE)(vaultmod.arrive)
 
 (M_SLICES, M_L2_LATENCY, M_L2_PERIOD, M_XBAR_LATENCY, M_HEADER, M_LINE, M_L2_ENABLED,
@@ -124,7 +125,7 @@ class MemorySide(NamedTuple):
 
 
 # ---------------------------------------------------------------------------- handlers
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _to_memory(mem, amap, host, hops, links, events, pool, rid, now):
     """Send request ``rid`` (its line already physical) through the host interface to its
     vault."""
@@ -138,7 +139,7 @@ def _to_memory(mem, amap, host, hops, links, events, pool, rid, now):
     ev.push(events, arrival, EV_MEM_ARRIVE, rid, 0)
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _respond(mem, amap, host, hops, links, events, pool, rid, slice_, now):
     """Send line data from slice ``slice_`` to the SM of ``rid``. An atomic is done now, at
     the L2, and its result written through to memory."""
@@ -156,7 +157,7 @@ def _respond(mem, amap, host, hops, links, events, pool, rid, slice_, now):
         _to_memory(mem, amap, host, hops, links, events, pool, write, now)
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _miss_waits(mem, l2, pool, rid, slice_, line):
     """A read that missed in slice ``slice_`` takes an MSHR and goes to memory (True), or
     waits: behind the MSHR already fetching its line, or in order for a free MSHR."""
@@ -180,7 +181,7 @@ def _miss_waits(mem, l2, pool, rid, slice_, line):
     return True
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _l2_request(mem, l2, amap, host, hops, links, events, pool, rid, now, retry):
     """Request ``rid`` reaches its L2 slice (``retry``: again, after waiting for an MSHR; it
     was counted as an access then)."""
@@ -214,7 +215,7 @@ def _l2_request(mem, l2, amap, host, hops, links, events, pool, rid, now, retry)
 
 
 @HANDLERS.on(EV_DRAM_DONE)
-@njit(cache=True, inline="always")
+@compiled
 def _dram_done(sm, mem, host, hops, vaults, links, events, pool, rid, now):
     f = pool.fields[rid]
     cube = f[rq.Q_CUBE]
@@ -241,7 +242,7 @@ def _dram_done(sm, mem, host, hops, vaults, links, events, pool, rid, now):
     rq.release(pool, rid)
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _l2_fill(mem, l2, amap, host, hops, links, events, pool, rid, now):
     """A line reached its L2 slice: answer the requests waiting for it. Returns the slice, whose
     MSHR is free again (-1 without an L2)."""
@@ -262,7 +263,7 @@ def _l2_fill(mem, l2, amap, host, hops, links, events, pool, rid, now):
     return slice_
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _mshr_waiter(mem, l2, pool, slice_):
     """The oldest request waiting for an MSHR of ``slice_``, taken off the wait list, if an
     MSHR is free (else, or for slice -1, -1)."""
@@ -274,7 +275,7 @@ def _mshr_waiter(mem, l2, pool, slice_):
 
 
 @HANDLERS.on(EV_SM_FILL)
-@njit(cache=True, inline="always")
+@compiled
 def _sm_fill(sm, work, l1, mem, off, events, pool, rid, now):
     f = pool.fields[rid]
     s = f[rq.Q_SM]
@@ -302,7 +303,7 @@ def _sm_fill(sm, work, l1, mem, off, events, pool, rid, now):
 
 # ------------------------------------------------------------------------ near-data
 @HANDLERS.on(EV_NDP_REQUEST)
-@njit(cache=True)
+@compiled
 def _ndp_request(sm, mem, amap, hops, links, events, pool, rid, now):
     """A stack SM's request leaves the logic layer for its vault: directly when the vault is in
     the same stack (or always, in the ideal system where data sits with its code), else over
@@ -321,7 +322,7 @@ def _ndp_request(sm, mem, amap, hops, links, events, pool, rid, now):
     ev.push(events, now, EV_MEM_ARRIVE, rid, 0)
 
 
-@njit(cache=True)
+@compiled
 def _ndp_respond(sm, mem, host, hops, links, events, pool, rid, now):
     """Read data or a write acknowledgement goes back from the vault to the stack unit."""
     f = pool.fields[rid]
@@ -341,7 +342,7 @@ def _ndp_respond(sm, mem, host, hops, links, events, pool, rid, now):
 
 
 @HANDLERS.on(EV_NDP_FILL)
-@njit(cache=True)
+@compiled
 def _ndp_fill(sm, work, l1, mem, off, events, pool, rid, now):
     f = pool.fields[rid]
     if rq.reads(f[rq.Q_KIND]):
@@ -353,7 +354,7 @@ def _ndp_fill(sm, work, l1, mem, off, events, pool, rid, now):
     rq.release(pool, rid)
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _lanes(work, off, i):
     """Lanes whose registers an offload packet carries: TOM's Eq. 3/4 count the whole warp;
     SNDP sends only the active threads' values (sec. 4.4)."""
@@ -362,7 +363,7 @@ def _lanes(work, off, i):
     return 32
 
 
-@njit(cache=True)
+@compiled
 def _partitioned_at_l2(sm, l1, l2, mem, amap, host, hops, links, events, pool, off, rid, now):
     """An RDF or WTA packet reached the L2 slice it leaves the GPU through, freeing its entry
     in the SM's ready-packet buffer. A WTA goes to the target stack. An RDF that hits in the
@@ -402,7 +403,7 @@ def _partitioned_at_l2(sm, l1, l2, mem, amap, host, hops, links, events, pool, o
     _to_memory(mem, amap, host, hops, links, events, pool, rid, now + latency)
 
 
-@njit(cache=True)
+@compiled
 def _forward(mem, hops, links, events, pool, rid, cube, now):
     """The owning vault (in ``cube``) read an RDF's line: its data, only the active threads'
     bytes, goes over the memory network to the target stack's NSU."""
@@ -413,7 +414,7 @@ def _forward(mem, hops, links, events, pool, rid, cube, now):
 
 
 @HANDLERS.on(EV_BUFFER_FILL)
-@njit(cache=True)
+@compiled
 def _buffer_fill(sm, work, mem, off, pool, rid, now):
     f = pool.fields[rid]
     mem.progress[0] += 1
@@ -423,7 +424,7 @@ def _buffer_fill(sm, work, mem, off, pool, rid, now):
 
 
 @HANDLERS.on(EV_OFFLOAD_SEND)
-@njit(cache=True)
+@compiled
 def _offload_send(mem, host, hops, work, links, events, off, i, now):
     d = off.inst_dest[i]
     if mem.params[M_IDEAL] == 0:
@@ -433,7 +434,7 @@ def _offload_send(mem, host, hops, work, links, events, off, i, now):
 
 
 @HANDLERS.on(EV_OFFLOAD_ARRIVE)
-@njit(cache=True)
+@compiled
 def _offload_arrive(sm, work, l1, off, events, i, now):
     """An offload request reached its stack: it runs now if the stack SM has a free warp slot,
     else waits for one, first come first served."""
@@ -444,7 +445,7 @@ def _offload_arrive(sm, work, l1, off, events, i, now):
     fifo.push(off.queue_head, off.queue_tail, off.inst_next, d, i)
 
 
-@njit(cache=True)
+@compiled
 def _written_lines(work, off, i):
     """How many line writes instance ``i`` made (what its acknowledgement invalidates)."""
     n = 0
@@ -458,7 +459,7 @@ def _written_lines(work, off, i):
 
 
 @HANDLERS.on(EV_OFFLOAD_DONE)
-@njit(cache=True)
+@compiled
 def _offload_done(sm, work, l1, mem, host, hops, links, events, off, s, w, now):
     """Stack slot ``w`` of SM ``s`` finished its block: acknowledge it over the RX link and
     start the next offload waiting for a slot."""
@@ -479,7 +480,7 @@ def _offload_done(sm, work, l1, mem, host, hops, links, events, off, s, w, now):
 
 
 @HANDLERS.on(EV_OFFLOAD_ACK)
-@njit(cache=True)
+@compiled
 def _offload_ack(sm, work, l1, l2, mem, off, events, page, i, now):
     """The acknowledgement reached the GPU: the lines the block wrote are invalidated in the L2
     and in the warp's L1 (sec. 4.4.2), and the warp resumes."""
@@ -536,8 +537,8 @@ class GpuState(NamedTuple):
 def _l2_event(sm, l1, l2, mem, amap, host, hops, links, events, pool, off, kind, rid, now):
     """A request reaching its L2 slice, or a fill after which requests waiting for an MSHR go
     on, oldest first, for as long as MSHRs stay free (one that hits or merges takes none, so the
-    next may go too). One handler for both: each inlined copy of ``_l2_request`` costs seconds
-    of compilation."""
+    next may go too). One handler for both, so that the L2 request path, inlined into it,
+    is compiled once."""
     if kind == EV_L2_REQUEST and pool.fields[rid, rq.Q_KIND] >= rq.R_RDF:
         _partitioned_at_l2(sm, l1, l2, mem, amap, host, hops, links, events, pool, off, rid, now)
         return
@@ -550,14 +551,14 @@ def _l2_event(sm, l1, l2, mem, amap, host, hops, links, events, pool, off, kind,
         rid = _mshr_waiter(mem, l2, pool, freed)
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _short_of_room(mem, events, pool):
     """Event slots or request ids below what one round of every SM may take."""
     room = mem.params[M_HEADROOM]
     return events.meta[2] < room or pool.meta[0] < room
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _finished(sm, work, pool, mem):
     """Every CTA finished and every request (writes included) completed; what is left in the
     queue (refresh ticks) belongs to the memory, not to this kernel."""
@@ -571,7 +572,7 @@ def _finished(sm, work, pool, mem):
     return True, end
 
 
-@njit(cache=True, inline="always")
+@compiled(inline=True)
 def _requested(off):
     """TOM's learning phase has seen all the instances it wanted (only an issuing warp ends
     it): the controller chooses the mapping."""
@@ -580,7 +581,7 @@ def _requested(off):
 
 #: The engine's loop over this model (:func:`ndpsim.engine.assemble.assemble`), compiled and
 #: cached here: ``advance(*state, until)``.
-advance = njit(cache=True, _nrt=False)(
+advance = compiled(
     assemble(
         GpuState,
         HANDLERS,
@@ -602,8 +603,17 @@ class Launch(loop.Model):
         self.state = state
         self.diagnose = diagnose
 
+    @property
+    def state(self) -> GpuState:
+        return self._state
+
+    @state.setter
+    def state(self, state: GpuState) -> None:
+        self._state = state
+        self._arguments = references(state)  # what advance() takes: components by reference
+
     def advance(self, until_ps: int) -> tuple[int, int]:
-        return advance(*self.state, until_ps)
+        return advance(*self._arguments, until_ps)
 
     def grow(self) -> None:
         room = int(self.state.mem.params[M_HEADROOM])

@@ -23,6 +23,7 @@ from ndpsim.analysis.passes import OFFLOAD_PASSES
 from ndpsim.engine import events as ev
 from ndpsim.engine import loop
 from ndpsim.engine.clock import PS_PER_NS, ClockDomain
+from ndpsim.engine.reference import reference
 from ndpsim.engine.timeline import Timeline
 from ndpsim.errors import ConfigError, SimulationError
 from ndpsim.frontend.ir import Module
@@ -403,7 +404,7 @@ class GpuSystem:
                                       int(work.params[W_NUM_REGISTERS]),
                                       int(work.params[W_NUM_CTAS]), now)  # fmt: skip
             l1.tags[:] = cachemod.INVALID  # L1s are not coherent: flushed at kernel boundaries
-            smmod.dispatch_initial(sm, work, off, now)
+            smmod.dispatch_initial(reference(sm), reference(work), reference(off), now)
             if sm.counters[0] == 0 and work.params[W_NUM_CTAS] > 0:
                 raise ConfigError(self._does_not_fit(trace, work))
             if on_epoch is not None:
