@@ -10,8 +10,9 @@ every system), and finally the cost of an edit: one event handler's body changes
 the package) and the same run compiles again.
 
 Inside each process numba's event API (``numba.core.event``) records every compilation
-(``numba:compile``), every compiler pass (``numba:run_pass``) and every hold of the LLVM lock
-(``numba:llvm_lock``) with the CPU clock, so the compile time splits into:
+(``numba:compile``) with the CPU clock. A separate first run of the first preset, and the run
+after the edit, also record every compiler pass (``numba:run_pass``) and every hold of the LLVM
+lock (``numba:llvm_lock``), which slows them by about a sixth, so the compile time splits into:
 
 * by entry point: each function compiled from Python (not as the callee of another one), with
   all the callees it compiled;
@@ -90,36 +91,41 @@ def _name(ev):
 
 
 recorder = Recorder()
-for kind in ("numba:compile", "numba:run_pass", "numba:llvm_lock"):
+for kind in sys.argv[2].split(","):
     event.register(kind, recorder)
 started = time.process_time()
 from ndpsim.cli.main import app
 try:
-    app(args=sys.argv[2:], prog_name="ndpsim", standalone_mode=False)
+    app(args=sys.argv[3:], prog_name="ndpsim", standalone_mode=False)
 finally:
     with open(sys.argv[1], "w") as out:
         json.dump({"records": records, "cpu_s": time.process_time() - started}, out)
 """
 
 
+#: what a run listens to: compilations only (a few hundred events, no measurable cost), or also
+#: every compiler pass and hold of the LLVM lock (which costs about a sixth of the compile time)
+COMPILATIONS, PHASES_TOO = "numba:compile", "numba:compile,numba:run_pass,numba:llvm_lock"
+
+
 def run_child(system: str, workload: str, cache_dir: str, work_dir: str,
-              pythonpath: str | None = None) -> dict:  # fmt: skip
+              pythonpath: str | None = None, listen: str = COMPILATIONS) -> dict:  # fmt: skip
     """One ``ndpsim run`` in a fresh process on ``cache_dir``: its CPU seconds, peak RSS and
-    the compile events it recorded, summarised."""
+    the compile events it recorded (``listen``), summarised."""
     env = dict(os.environ, NDPSIM_CACHE_DIR=cache_dir)
     env.pop("NUMBA_CACHE_DIR", None)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
     events = os.path.join(work_dir, "events.json")
     result = os.path.join(work_dir, "result.json")
-    command = [sys.executable, "-c", CHILD, events, "run", "--system", system, "--workload",
-               workload, "--size", "tiny", "--json", result]  # fmt: skip
+    command = [sys.executable, "-c", CHILD, events, listen, "run", "--system", system,
+               "--workload", workload, "--size", "tiny", "--json", result]  # fmt: skip
     start = time.perf_counter()
     child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
     _, status, usage = os.wait4(child.pid, 0)  # this child's own peak, not the largest so far
     wall_s = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(command[:1] + command[3:])} failed")
+        raise SystemExit(f"{' '.join(command[:1] + command[4:])} failed")
     with open(events) as f:
         recorded = json.load(f)
     return {
@@ -203,18 +209,18 @@ def main() -> None:
     source = Path(ndpsim.__file__).resolve().parent
     print(f"{'system':<16}{'first CPU s':>12}{'compile s':>11}{'peak MB':>9}"
           f"{'second CPU s':>14}{'compiled':>10}")  # fmt: skip
-    details = {}
     for system in systems:
         with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as work:
             first = run_child(system, args.workload, cache, work)
             second = run_child(system, args.workload, cache, work)
-        details[system] = first
         compile_s = first["cpu_s"] - second["cpu_s"]
         print(f"{system:<16}{first['cpu_s']:>12.1f}{compile_s:>11.1f}{first['peak_mb']:>9.0f}"
               f"{second['cpu_s']:>14.1f}{second['compiled']:>10}")  # fmt: skip
-    print("\nwhere the first run's compile time goes (CPU s, exclusive by phase):")
-    for system, first in details.items():
-        print_split(system, first)
+    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as work:
+        split = run_child(systems[0], args.workload, cache, work, listen=PHASES_TOO)
+    print(f"\nwhere the first run's compile time goes ({systems[0]}, a run of its own: listening "
+          "to every pass and LLVM call slows it; CPU s, exclusive by phase):")  # fmt: skip
+    print_split(systems[0], split)
     if not args.no_together:
         total, peak = 0.0, 0.0
         with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as work:
@@ -231,7 +237,8 @@ def main() -> None:
             shutil.copytree(source, Path(copy) / "ndpsim")
             run_child(system, args.workload, cache, work, pythonpath=copy)
             edited = edit_handler(Path(copy) / "ndpsim")
-            result = run_child(system, args.workload, cache, work, pythonpath=copy)
+            result = run_child(system, args.workload, cache, work, pythonpath=copy,
+                               listen=PHASES_TOO)  # fmt: skip
         print(f"\nafter editing {edited} ({system}): {result['compile_s']:.1f} CPU s of "
               f"compilation, {result['wall_s']:.1f} s wall for the whole run")  # fmt: skip
         print_split("recompile", result)

@@ -106,6 +106,41 @@ def test_a_global_that_cannot_be_stamped_is_an_error_naming_the_function():
         function_stamp(_reads_plain_function)
 
 
+def test_the_compile_options_are_part_of_the_stamp():
+    def plain(x):
+        return x
+
+    def inlined(x):
+        return x
+
+    inlined.__qualname__ = plain.__qualname__  # the same code under the same name
+    assert function_stamp(compiled(plain).py_func) != function_stamp(
+        compiled(inline=True)(inlined).py_func
+    )
+
+
+def test_only_an_entry_optimises_its_whole_module_and_the_rest_compute_the_same():
+    from numba.core.caching import NullCache
+
+    @compiled
+    def doubled(x):
+        return 2 * x
+
+    @compiled(entry=True)
+    def doubled_plus_one(x):
+        return doubled(x) + 1
+
+    for dispatcher in (doubled, doubled_plus_one):
+        dispatcher._cache = NullCache()  # compile here, whatever the cache holds
+    assert doubled_plus_one(3) == 7 and doubled(3) == 6  # the callee runs on its own too
+
+    def whole_module_pass(dispatcher):
+        (overload,) = dispatcher.overloads.values()
+        return "_optimize_final_module" not in vars(overload.library)  # numba's own pass
+
+    assert whole_module_pass(doubled_plus_one) and not whole_module_pass(doubled)
+
+
 def test_values_are_stamped_by_what_compiled_code_sees():
     stamp = numba_cache.stamp_value
     assert stamp(3) != stamp(3.0) and stamp((1, 2)) != stamp((2, 1))

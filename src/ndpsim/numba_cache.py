@@ -13,7 +13,9 @@ function instead with a SHA-256 over
 * the value of every global it reads, attribute chains such as ``rq.Q_KIND`` followed through
   modules, classes and named tuples: constants by value (numba compiles them in), compiled
   functions by their own stamps, recursively, so a function's stamp covers everything it calls
-  and nothing else.
+  and nothing else;
+* its compile options, and the source of this module, which decides how functions are lowered
+  and stamped.
 
 An edit therefore recompiles the functions it changed and the functions that call them,
 directly or not, and no other: editing an event handler recompiles the handler and the loop
@@ -33,9 +35,14 @@ cannot be written, a temporary one is used.
 
 Each ``compiled`` function is compiled on its own, never copied into its callers by numba's
 IR-level inliner (``inline="always"``, which rebuilt and re-typed the callee's IR at every call
-site and was most of the 7 minutes the timing model used to take). Callers link its optimised
-LLVM code, and LLVM inlines it where it pays, always for a function marked ``inline=True`` (a
-small helper on a hot path). An argument whose numba type has ``decorate_argument(context,
+site and was most of the 7 minutes the timing model used to take). Callers link its LLVM code,
+and LLVM inlines it where it pays, always for a function marked ``inline=True`` (a small helper
+on a hot path). Only an entry point (``entry=True``: a function Python calls, such as a system's
+loop; an allocating function counts as one) has its module optimised whole; the others are
+optimised function by function and left to the entry's pass over everything it links, which
+optimised them again anyway (skipping their own whole-module pass cut the first run's compile by
+about a third). A function Python calls that is not marked an entry runs right, only less
+optimised. An argument whose numba type has ``decorate_argument(context,
 argument)`` adds LLVM attributes to its argument (a component passed by reference says that
 nothing writes what it points to: :mod:`ndpsim.engine.reference`). ``compiled`` functions run
 without numba's reference-counted runtime (NRT) unless they ask for it (``allocates=True``):
@@ -67,9 +74,6 @@ from numba.core.compiler_machinery import register_pass
 from numba.core.dispatcher import Dispatcher
 from numba.core.extending import _Intrinsic
 from numba.core.typed_passes import NativeLowering
-
-#: Joins every stamp: changing how stamps are taken makes old cache files unreachable.
-STAMP_FORMAT = "ndpsim-function-stamp-1"
 
 
 def _caching_class(name: str) -> type:
@@ -127,10 +131,10 @@ def _references(code: types.CodeType) -> list[tuple[str, tuple[str, ...]]]:
         if instruction.opname not in ("LOAD_GLOBAL", "LOAD_NAME"):
             continue
         chain = []
-        for following in instructions[i + 1 :]:
-            if following.opname not in ("LOAD_ATTR", "LOAD_METHOD"):
-                break
-            chain.append(following.argval)
+        j = i + 1
+        while j < len(instructions) and instructions[j].opname in ("LOAD_ATTR", "LOAD_METHOD"):
+            chain.append(instructions[j].argval)
+            j += 1
         found.append((instruction.argval, tuple(chain)))
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
@@ -226,7 +230,8 @@ def function_stamp(function: types.FunctionType) -> str:
         return "cycle:" + _code_fingerprint(function.__code__, function.__doc__)
     _in_progress.add(id(function))
     try:
-        parts = [STAMP_FORMAT, function.__module__, function.__qualname__,
+        # this module's own source joins every stamp: it decides how code is lowered and stamped
+        parts = [source_stamp(function_stamp), function.__module__, function.__qualname__,
                  getattr(function, "__ndpsim_compile_options__", ""),
                  _code_fingerprint(function.__code__, function.__doc__),
                  stamp_value(function.__defaults__),
@@ -372,57 +377,61 @@ class _InlinedLower(_Lower):
     always_inline = True
 
 
-@register_pass(mutates_CFG=True, analysis_only=False)
-class _Lowering(NativeLowering):
-    _name = "ndpsim_lowering"
+def _compiler(lower: type, name: str) -> type:
+    """numba's nopython compiler with its lowering done by ``lower``, in a pass called
+    ``name``."""
 
-    @property
-    def lowering_class(self):
-        return _Lower
+    @register_pass(mutates_CFG=True, analysis_only=False)
+    class Lowering(NativeLowering):
+        _name = name
 
+        @property
+        def lowering_class(self):
+            return lower
 
-@register_pass(mutates_CFG=True, analysis_only=False)
-class _InlinedLowering(NativeLowering):
-    _name = "ndpsim_inlined_lowering"
-
-    @property
-    def lowering_class(self):
-        return _InlinedLower
-
-
-def _pipeline(lowering_pass: type) -> type:
-    """numba's nopython compiler with ``lowering_pass`` in place of its lowering."""
+        def run_pass(self, state):
+            if state.library is None and not getattr(state.func_id.func, "__ndpsim_entry__", True):
+                # numba's own library, without the whole-module pass: the entry runs it
+                library = state.targetctx.codegen().create_library(state.func_id.func_qualname)
+                library.enable_object_caching()
+                library._optimize_final_module = lambda: None
+                state.library = library
+            return super().run_pass(state)
 
     class Compiler(CompilerBase):
         def define_pipelines(self):
             pipeline = DefaultPassBuilder.define_nopython_pipeline(self.state)
-            pipeline.passes = [(lowering_pass, description) if pass_class is NativeLowering
+            pipeline.passes = [(Lowering, description) if pass_class is NativeLowering
                                else (pass_class, description)
                                for pass_class, description in pipeline.passes]  # fmt: skip
             pipeline.finalize()
             return [pipeline]
 
-    Compiler.__qualname__ = Compiler.__name__ = f"Compiler[{lowering_pass._name}]"
+    Compiler.__qualname__ = Compiler.__name__ = f"Compiler[{name}]"
     return Compiler
 
 
-_COMPILER, _INLINED_COMPILER = _pipeline(_Lowering), _pipeline(_InlinedLowering)
+_COMPILER = _compiler(_Lower, "ndpsim_lowering")
+_INLINED_COMPILER = _compiler(_InlinedLower, "ndpsim_inlined_lowering")
 
 
 def compiled(function: Callable | None = None, *, allocates: bool = False, inline: bool = False,
-             **options) -> Callable:  # fmt: skip
+             entry: bool = False, **options) -> Callable:  # fmt: skip
     """``@compiled`` (or ``@compiled(allocates=True, inline=True)``): compile with numba's
     ``njit`` and cache under the function's stamp (see the module). Without ``allocates`` the
     function runs without numba's runtime: it may not create arrays, and no call pays reference
     counts. With ``inline``, LLVM inlines it into every compiled caller (the function is still
     compiled and cached once, on its own, and its callers take its optimised code): for small
-    helpers on hot paths, where a call would cost more than the work. Other keyword arguments
-    go to ``njit``."""
+    helpers on hot paths, where a call would cost more than the work. ``entry`` marks a function
+    Python calls (a system's loop): its module, with everything it links, is optimised whole.
+    Other keyword arguments go to ``njit``."""
     options.setdefault("pipeline_class", _INLINED_COMPILER if inline else _COMPILER)
+    options.setdefault("no_cfunc_wrapper", True)  # none is a first-class value: 4% less to compile
 
     def decorate(python: Callable) -> Dispatcher:
+        python.__ndpsim_entry__ = entry or allocates
         python.__ndpsim_compile_options__ = (
-            f"allocates={allocates} inline={inline} "
+            f"allocates={allocates} inline={inline} entry={entry} "
             f"{sorted((k, str(v)) for k, v in options.items())}"
         )
         dispatcher = numba.njit(_nrt=allocates, **options)(python)
@@ -432,5 +441,5 @@ def compiled(function: Callable | None = None, *, allocates: bool = False, inlin
     return decorate if function is None else decorate(function)
 
 
-__all__ = ["STAMP_FORMAT", "StampError", "cache_root", "compiled", "function_stamp",
+__all__ = ["StampError", "cache_root", "compiled", "function_stamp",
            "source_stamp", "stamp_value"]  # fmt: skip

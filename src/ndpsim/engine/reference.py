@@ -139,7 +139,7 @@ def _filler(state_class: type) -> Callable:
     def fill(state, address):
         _write_fields(state, address, state_class)
 
-    return compiled(fill)
+    return compiled(fill, entry=True)
 
 
 @cache

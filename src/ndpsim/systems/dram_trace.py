@@ -160,7 +160,7 @@ def _requested():
 
 #: The engine's loop over a trace (:func:`ndpsim.engine.assemble.assemble`): the front end, then
 #: the channels, so that a request offered in a cycle can be served in it.
-advance = compiled(
+advance = compiled(entry=True)(
     assemble(
         TraceState,
         kinds.Handlers("the DRAM trace runner"),

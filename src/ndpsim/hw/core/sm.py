@@ -383,7 +383,7 @@ def _start_cta(sm, work, off, s, now):
                 count_clocks(sm, other, now)
 
 
-@compiled
+@compiled(entry=True)
 def dispatch_initial(sm, work, off, now):
     """Hand out CTAs breadth-first over the SMs (as the hardware block scheduler does) until no
     SM takes another or the launch has none left."""

@@ -581,7 +581,7 @@ def _requested(off):
 
 #: The engine's loop over this model (:func:`ndpsim.engine.assemble.assemble`), compiled and
 #: cached here: ``advance(*state, until)``.
-advance = compiled(
+advance = compiled(entry=True)(
     assemble(
         GpuState,
         HANDLERS,
