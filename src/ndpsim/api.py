@@ -43,14 +43,17 @@ from ndpsim.workloads import SIZES
 def run(system: str, workload: str | None = None, *, ptx: str | Path | None = None,
         kernel: str | None = None, grid: str | None = None, block: str | None = None,
         args: Sequence[str] = (), trace: str | Path | None = None, size: str | None = None,
-        seed: int | None = None, overrides: Mapping[str, Any] | None = None,
-        limits: Limits | None = None, timeline: Timeline | None = None) -> RunResult:  # fmt: skip
+        seed: int | None = None, param: Mapping[str, Any] | None = None,
+        overrides: Mapping[str, Any] | None = None, limits: Limits | None = None,
+        timeline: Timeline | None = None) -> RunResult:  # fmt: skip
     """Simulate, on the system preset ``system`` (a name, or a ``.toml`` path) with
     ``overrides`` of its keys, what ``ndpsim run`` would: a ``workload`` (of the suite, or a
     ``.py`` file defining one) at ``size`` (default ``small``), a kernel of your own (``ptx``
     with ``kernel``, ``grid``, ``block`` and ``args`` as the options ``--kernel``, ``--grid``,
     ``--block`` and ``--arg`` take them), or a saved ``trace`` directory; exactly one of the
-    three. ``seed`` defaults to 0 (a saved trace's own seed for a trace). A ``timeline``
+    three. ``param`` gives parameters of the workload values of their own instead of its
+    size's, as ``--param`` does (``{"n": 4096}``, or strings as the command line takes them).
+    ``seed`` defaults to 0 (a saved trace's own seed for a trace). A ``timeline``
     (:class:`ndpsim.engine.timeline.Timeline`) is filled with the run's counters window by
     window; its ``write(path)`` saves it for Perfetto UI. The system and the input are checked
     before anything is interpreted; an input whose output differs from its reference still
@@ -65,7 +68,7 @@ def run(system: str, workload: str | None = None, *, ptx: str | Path | None = No
     source = choose_input(workload=workload, ptx=None if ptx is None else Path(ptx),
                           kernel=kernel, grid=grid, block=block, args=list(args),
                           trace=None if trace is None else Path(trace), size=size,
-                          seed=seed)  # fmt: skip
+                          seed=seed, params=param)  # fmt: skip
     functional = source.interpret(limits or Limits())
     if functional.problem is not None:
         warnings.warn(f"{source.name} differs from its reference: {functional.problem}",
@@ -106,13 +109,15 @@ def ptx_functions(ptx: str | Path, kernel: str | None = None) -> list[Function]:
 
 def reproduce(paper: str, *, size: str = "small", seed: int = 0, seeds: int = 1,
               workloads: Sequence[str] | None = None, systems: Sequence[str] | None = None,
-              overrides: Mapping[str, Any] | None = None, jobs: int | None = None,
-              runs: str | Path | None = None, fresh: bool = False,
+              overrides: Mapping[str, Any] | None = None, param: Mapping[str, Any] | None = None,
+              jobs: int | None = None, runs: str | Path | None = None, fresh: bool = False,
               **options: Any) -> dict[str, Any]:  # fmt: skip
     """Run ``paper``'s experiment (``tom``, ``sndp``, ...) as ``ndpsim reproduce PAPER`` does
     and return its results document (the one ``--json`` writes): ``workloads`` (default: the
     paper's) on ``systems`` (default: all; the baseline always runs), ``jobs`` worker
     processes, ``seeds`` seeds from ``seed`` on (more than one: the comparison across seeds).
+    ``param``: values of the workloads' parameters, as ``--param`` gives them (each to every
+    workload that has the parameter).
     ``options`` are the paper's switches by name (``stack_warps=2``) or ``True`` for a study
     to run alone (``figure5=True``). ``runs``: a result store of finished runs to reuse and
     add to, as a sweep's (``ndpsim.results(runs)`` queries it; ``fresh``: simulate them again
@@ -122,7 +127,7 @@ def reproduce(paper: str, *, size: str = "small", seed: int = 0, seeds: int = 1,
     if seed < 0:
         raise ConfigError(f"seed must be at least 0, got {seed}")
     reproduction = plan(paper, size=size, workloads=workloads, systems=systems,
-                        overrides=overrides, options=options)  # fmt: skip
+                        overrides=overrides, options=options, params=param)  # fmt: skip
     if reproduction.studies:
         results = {s.key: s.run(seed) for s in reproduction.studies}
         return reproduction.studies_document(results, seed)

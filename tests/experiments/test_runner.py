@@ -33,7 +33,7 @@ def _recording(calls):
     """Stands in for ``simulate_workload``: notes the workload, returns an empty run per
     variant."""
 
-    def simulate(workload, size, seed, variants, store, study):
+    def simulate(workload, size, seed, variants, store, study, params):
         calls.append(workload)
         return {v.name: {} for v in variants}
 
@@ -53,7 +53,7 @@ def test_one_worker_compiles_the_timing_model_before_the_workloads_are_shared_ou
     calls = []
     monkeypatch.setattr(runner, "compile_timing_model", lambda preset: calls.append(preset))
 
-    def simulate(workload, size, seed, variants, store, study):
+    def simulate(workload, size, seed, variants, store, study, params):
         calls.append(workload)
         return {v.name: {"workload": workload} for v in variants}
 
@@ -117,7 +117,7 @@ def test_a_warm_up_that_loads_from_the_cache_says_nothing(monkeypatch, inline_po
 def test_a_single_process_says_when_it_compiles(monkeypatch):
     calls = []
 
-    def simulate(workload, size, seed, variants, store, study):
+    def simulate(workload, size, seed, variants, store, study, params):
         @njit
         def fresh(x):
             return x + 1

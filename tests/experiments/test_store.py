@@ -127,9 +127,9 @@ def counted(monkeypatch):
     calls: list[str] = []
     interpret, build = runner.run_workload, runner.build_system
 
-    def run_workload(name, *args):
+    def run_workload(name, *args, **kwargs):
         calls.append(f"interpret {name}")
-        return interpret(name, *args)
+        return interpret(name, *args, **kwargs)
 
     def build_system(config):
         system = build(config)

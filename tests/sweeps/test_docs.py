@@ -18,22 +18,33 @@ def _blocks(language: str, doc: Path = DOC) -> list[str]:
     return [code for lang, code in BLOCK.findall(doc.read_text()) if lang == language]
 
 
-def test_the_worked_study_makes_the_runs_the_text_counts(tmp_path):
-    (study,) = _blocks("toml")
-    path = tmp_path / "link-study.toml"
+def _plan(study: str, tmp_path: Path):
+    """The runs of a study as written in a document (its text, in a file of its own)."""
+    path = tmp_path / "study.toml"
     path.write_text(study)
-    plan = expand(load_study(path))
+    return expand(load_study(path))
+
+
+def test_the_worked_study_makes_the_runs_the_text_counts(tmp_path):
+    plan = _plan(_blocks("toml")[0], tmp_path)
     assert plan.combinations == 216 and len(plan.runs) == 180
     baseline = [r for r in plan.runs if r.system == "tom-baseline"]
     assert len(baseline) == 4 * 3 * 3
     assert all(dict(r.swept)["ndp.stack_warps"] is None for r in baseline)
 
 
+def test_the_parameter_study_makes_the_runs_the_text_counts(tmp_path):
+    plan = _plan(_blocks("toml")[1], tmp_path)
+    assert plan.combinations == 12 and len(plan.runs) == 8
+    assert {dict(r.params).get("n") for r in plan.runs if r.workload == "vadd"} == {
+        1048576, 4194304, 16777216
+    }  # fmt: skip
+    assert {r.params for r in plan.runs if r.workload == "bfs"} == {(("block", 128),)}
+
+
 def test_the_readme_study_makes_the_runs_it_counts(tmp_path):
     (study,) = [code for code in _blocks("toml", README) if "[grid]" in code]
-    path = tmp_path / "link-study.toml"
-    path.write_text(study)
-    plan = expand(load_study(path))
+    plan = _plan(study, tmp_path)
     assert plan.combinations == 144 and len(plan.runs) == 108
 
 

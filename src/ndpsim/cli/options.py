@@ -36,6 +36,7 @@ VOCABULARY: dict[str, tuple[str | None, str]] = {
     "--json": (None, "FILE"),
     "--jobs": ("-j", "N"),
     "--kernel": ("-k", "NAME"),
+    "--param": (None, "KEY=VALUE"),
 }
 
 #: Names earlier releases used, and the name that replaced each.
@@ -99,6 +100,14 @@ def overrides(what: str) -> Any:
 
 
 SYSTEM_OVERRIDES = overrides("Override a key of the system preset, e.g. --set sm.count=32")
+
+
+def params(what: str) -> Any:
+    """``--param``: a parameter of ``what`` with a value of its own, instead of its size's."""
+    return _option([], "--param", f"Give a parameter of {what} a value of its own instead of "
+                   "its size's, e.g. --param n=1000000 (repeatable; `ndpsim workloads show "
+                   "NAME` lists the parameters; docs/workloads.md#parameters; default: "
+                   "none).")  # fmt: skip
 
 
 def out(what: str, default: str) -> Any:

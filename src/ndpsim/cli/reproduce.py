@@ -26,6 +26,7 @@ from ndpsim.experiments.paper import Paper, Study, Switch, papers
 from ndpsim.experiments.reproduction import Reproduction, plan
 from ndpsim.experiments.store import ResultStore
 from ndpsim.reports import reproduction as report
+from ndpsim.workloads.params import parse_param_options, shown
 
 reproduce_app = App(help="Reproduce a paper's key results.", no_args_is_help=True)
 app.add_typer(reproduce_app, name="reproduce")
@@ -45,6 +46,7 @@ def _parameters(paper: Paper) -> list[inspect.Parameter]:
             f"{paper.name.upper()}'s {len(paper.workloads)}: {', '.join(paper.workloads)}")),
         _option("systems", str, options.systems(paper.variant_names)),
         _option("variants", str, options.deprecated("--variants")),
+        _option("params", list[str], options.params("the workloads that have it")),
         _option("seed", int, options.SEED),
         _option("seeds", int, typer.Option(1, "--seeds", metavar="N", min=1,
                 help="Run with this many seeds (--seed, --seed + 1, ...) and compare them.")),
@@ -95,18 +97,23 @@ def _command(paper: Paper) -> Callable[..., None]:
 
 
 def _reproduce(paper: Paper, *, size: str, workloads: str | None, systems: str | None,
-               variants: str | None, seed: int, seeds: int, assignments: list[str],
+               variants: str | None, params: list[str], seed: int, seeds: int,
+               assignments: list[str],
                jobs: int | None, out: Path | None, json_path: Path | None,
                runs_dir: Path | None, fresh: bool, **own: Any) -> None:  # fmt: skip
     """Run ``paper``'s systems over its workloads (with one seed or several), or only the
     studies asked for, and print and write what the paper's data says to."""
     chosen = options.names(options.prefer(systems, variants, "--variants"))
+    given = parse_param_options(params)
     reproduction = plan(paper, size=size, workloads=options.names(workloads), systems=chosen,
-                        overrides=parse_overrides(assignments), options=own)  # fmt: skip
+                        overrides=parse_overrides(assignments), options=own,
+                        params=given)  # fmt: skip
     names = list(reproduction.workloads)
     start = time.perf_counter()
     default = paper.directory(size, reproduction.switches)
     default += _subset_suffix(names, paper.workloads, "")
+    if given:  # a run of other inputs never replaces the sizes' own
+        default += "-" + shown(given).replace(" ", "-")
     if chosen:
         default += _subset_suffix([v.name for v in reproduction.variants], paper.variant_names,
                                   "only-")  # fmt: skip

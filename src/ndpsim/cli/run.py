@@ -39,6 +39,7 @@ from ndpsim.systems import (
     system_preset_names,
     system_settings,
 )
+from ndpsim.workloads.params import parse_param_options
 
 
 @app.command()
@@ -77,12 +78,13 @@ def run(
         help="Saved-trace directory to replay (docs/traces.md; default: none).",
     ),
     size: str = options.OPTIONAL_SIZE,
+    params: list[str] = options.params("--workload"),
     seed: int = options.OPTIONAL_SEED,
     overrides: list[str] = options.SYSTEM_OVERRIDES,
     json_path: Path = options.json_file(
         "Write every counter to FILE",
         "results/run-SYSTEM-WORKLOAD-SIZE-sSEED-HASH.json, HASH a digest of the resolved "
-        "configuration and of any input other than a suite workload",
+        "configuration and of any input other than a suite workload at one of its sizes",
     ),
     timeline_path: Path = typer.Option(
         None,
@@ -115,7 +117,8 @@ def run(
     # a system the model cannot build, or a bad input, fails before the long parts
     hardware = build_system(config)
     source = choose_input(workload=workload, ptx=ptx, kernel=kernel, grid=grid, block=block,
-                          args=kernel_args, trace=trace, size=size, seed=seed)  # fmt: skip
+                          args=kernel_args, trace=trace, size=size, seed=seed,
+                          params=parse_param_options(params))  # fmt: skip
     limits = limits_from(max_instructions, max_launches, max_trace_gb, max_device_gb)
     configuration = resolved_config(config)
     path = output_file(json_path or Path("results") / source.file_name(config.name, configuration),
@@ -146,7 +149,7 @@ def run(
     if timeline is not None:
         timeline.write(timeline_path, {**source.document(), "system": config.name,
                                        "provenance": provenance})  # fmt: skip
-    _print_summary(config.name, source.name, source.size, result)
+    _print_summary(config.name, source.name, source.described_size, result)
     if not to_stdout(path):
         console.print(f"full statistics: {escape(str(path))}")
     if timeline is not None:

@@ -21,7 +21,8 @@ from ndpsim.cli.main import app, console, reports_errors
 from ndpsim.cli.paths import output_directory, output_file, write_json
 from ndpsim.cli.progress import tracking
 from ndpsim.trace.work import LINE_BYTES
-from ndpsim.workloads import get_workload, run_workload, workload_names
+from ndpsim.workloads import SIZES, get_workload, run_workload, workload_names
+from ndpsim.workloads.params import params_for_each, parse_param_options, shown, shown_value
 from ndpsim.workloads.replay import save_run
 
 workloads_app = App(help="The kernel suite.", no_args_is_help=True)
@@ -58,6 +59,24 @@ def list_workloads() -> None:
     console.print(table)
 
 
+@workloads_app.command("show")
+@reports_errors
+def show(
+    name: str = typer.Argument(..., metavar="NAME", help="A workload of the suite."),
+) -> None:
+    """Show a workload's parameters at each size: what --param may change."""
+    cls = get_workload(name)
+    table = Table(title=f"{cls.name}: {cls.title}", title_justify="left")
+    table.add_column("parameter")
+    for size in SIZES:
+        table.add_column(size, justify="right")
+    keys = list(dict.fromkeys(key for size in SIZES for key in cls.sizes[size]))
+    for key in keys:
+        table.add_row(key, *(shown_value(cls.sizes[size][key]) if key in cls.sizes[size] else "-"
+                             for size in SIZES))  # fmt: skip
+    console.print(table)
+
+
 @workloads_app.command("run")
 @reports_errors
 def run(
@@ -65,11 +84,13 @@ def run(
     workloads: str = options.workloads("every one"),
     only: str = options.deprecated("--only"),
     seed: int = options.SEED,
+    params: list[str] = options.params("the workloads that have it"),
     save_traces_dir: Path = typer.Option(
         None,
         "--save-traces",
         metavar="DIR",
-        help="Save each workload's run to DIR/NAME-SIZE/ for `ndpsim run --trace` and "
+        help="Save each workload's run to DIR/NAME-SIZE/ (then -KEY=VALUE for each --param it "
+        "takes) for `ndpsim run --trace` and "
         "`ndpsim dram-trace` (docs/traces.md; default: not saved).",
     ),
     json_path: Path = options.json_file("Write the table to FILE too"),
@@ -81,6 +102,10 @@ def run(
     """Interpret every workload, check it against its NumPy reference, and tabulate its work
     and the global data its kernels touch (data MiB)."""
     names = _selected(options.prefer(workloads, only, "--only"))
+    declared = {name: get_workload(name).sizes[size] for name in names}
+    given = params_for_each(declared, parse_param_options(params))
+    for name in names:
+        get_workload(name)(size, seed, given[name])  # a bad value fails before anything runs
     limits = limits_from(max_instructions, max_launches, max_trace_gb, max_device_gb)
     if save_traces_dir is not None:
         output_directory(save_traces_dir, "--save-traces")
@@ -89,12 +114,15 @@ def run(
     rows = []
     with tracking(f"interpreting {len(names)} workloads", len(names)) as progress:
         for name in names:
-            result = run_workload(name, size, seed, limits=limits)
+            result = run_workload(name, size, seed, params=given[name], limits=limits)
             if save_traces_dir is not None:
-                save_run(result, save_traces_dir / f"{name}-{size}")
+                chosen = result.workload.chosen  # a run of other inputs has a directory of its own
+                suffix = "-" + shown(chosen).replace(" ", "-") if chosen else ""
+                save_run(result, save_traces_dir / f"{name}-{size}{suffix}")
             rows.append(
                 {
                     "workload": name,
+                    "param": result.workload.chosen,
                     "launches": len(result.traces),
                     "threads": result.threads,
                     "warp_instructions": result.num_warp_instructions,
@@ -106,8 +134,9 @@ def run(
                 }
             )
             progress.advance(name)
+    chosen = f", --param {shown(parse_param_options(params))}" if params else ""
     table = Table(
-        title=f"kernel suite at size {size!r} (seed {seed})", title_justify="left",
+        title=f"kernel suite at size {size!r} (seed {seed}{chosen})", title_justify="left",
         box=box.SIMPLE_HEAD, pad_edge=False,
     )  # fmt: skip
     for column, justify in (

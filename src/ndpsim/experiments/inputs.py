@@ -5,7 +5,7 @@ interpreted (or read) the same way, and described the same way in the results fi
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from ndpsim.trace.trace import Trace
 from ndpsim.workloads import Workload, execute_workload, get_workload
 from ndpsim.workloads.from_file import load_workload_file
 from ndpsim.workloads.own_kernel import CUSTOM, OwnKernel
+from ndpsim.workloads.params import shown
 from ndpsim.workloads.replay import load_replay
 
 DEFAULT_SIZE = "small"
@@ -53,20 +54,27 @@ class RunInput:
         return {"workload": self.name, "size": self.size, "seed": self.seed,
                 "workload_parameters": self.parameters, "input": self.source}  # fmt: skip
 
+    @property
+    def described_size(self) -> str:
+        """Its size, with the parameters given values of their own (``small, n=4096``)."""
+        chosen = self.source.get("params")
+        return f"{self.size}, {shown(chosen)}" if chosen else self.size
+
     def file_name(self, system: str, configuration: dict[str, Any]) -> str:
         """The default results file: its hash covers the configuration and, for an input other
         than the suite's, what identifies the input (two own kernels never share a file)."""
         identity = configuration
-        if self.source["kind"] != "suite":
+        if self.source != {"kind": "suite"}:  # a file, own kernel, trace or chosen parameters
             identity = [configuration, self.source, self.parameters]
         return f"run-{system}-{self.name}-{self.size}-s{self.seed}-{digest(identity)}.json"
 
 
 def choose_input(*, workload: str | None, ptx: Path | None, kernel: str | None,
                  grid: str | None, block: str | None, args: list[str], trace: Path | None,
-                 size: str | None, seed: int | None) -> RunInput:  # fmt: skip
+                 size: str | None, seed: int | None,
+                 params: Mapping[str, Any] | None = None) -> RunInput:  # fmt: skip
     """The input the options name: exactly one of ``--workload``, ``--ptx`` and ``--trace``,
-    with only the options that apply to it."""
+    with only the options that apply to it (``params``: the ``--param`` values)."""
     given = [option for option, value in (("--workload", workload), ("--ptx", ptx),
                                           ("--trace", trace)) if value is not None]  # fmt: skip
     if len(given) != 1:
@@ -82,8 +90,11 @@ def choose_input(*, workload: str | None, ptx: Path | None, kernel: str | None,
     if size is not None and workload is None:
         why = "runs the launch its options describe" if ptx else "keeps the size it was saved at"
         raise ConfigError(f"--size applies to --workload; {given[0]} {why}")
+    if params and workload is None:
+        why = "launches what its options say" if ptx else "replays the parameters it was saved with"
+        raise ConfigError(f"--param applies to --workload; {given[0]} {why}")
     if workload is not None:
-        return _workload(workload, size or DEFAULT_SIZE, seed or 0)
+        return _workload(workload, size or DEFAULT_SIZE, seed or 0, params or {})
     if ptx is not None:
         missing = [option for option in ("--grid", "--block") if launch[option] is None]
         if missing:
@@ -92,7 +103,7 @@ def choose_input(*, workload: str | None, ptx: Path | None, kernel: str | None,
     return _saved(trace, seed)
 
 
-def _workload(name: str, size: str, seed: int) -> RunInput:
+def _workload(name: str, size: str, seed: int, params: Mapping[str, Any]) -> RunInput:
     if name.endswith(".py"):
         path = Path(name)
         cls = load_workload_file(path)
@@ -100,8 +111,10 @@ def _workload(name: str, size: str, seed: int) -> RunInput:
     else:
         cls = get_workload(name)
         source = {"kind": "suite"}
-    workload = cls(size, seed)
+    workload = cls(size, seed, params)  # a parameter it has not, or a bad value, fails now
     workload.ptx_module()  # a PTX file that cannot be read or parsed fails now
+    if workload.chosen:
+        source = {**source, "params": workload.chosen}
     return RunInput(workload.name, size, seed, workload.params, source,
                     f"interpreting {workload.name} ({size})", _interpreter(workload))  # fmt: skip
 

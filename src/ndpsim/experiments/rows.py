@@ -33,9 +33,16 @@ FIXED_COLUMNS = (
 #: ``summary``, ``energy_nj``, ``wall_seconds``): what a reproduction started again takes
 #: instead of simulating. Empty in a sweep's rows.
 RUN_COLUMN = "run_json"
+#: Starts a study key and a column that are a workload parameter (``param.n``), not a
+#: configuration key.
+PARAM_PREFIX = "param."
 #: Ends a counter that some systems' results lack (``summary.offload?``: empty in their rows);
 #: any other counter a run's results lack fails the run, so that a misspelt one is noticed.
 OPTIONAL = "?"
+
+
+#: A workload's parameters given values of their own, converted, in the order given.
+Params = tuple[tuple[str, Any], ...]
 
 
 @dataclass(frozen=True)
@@ -52,17 +59,25 @@ class Run:
     workload: str
     size: str
     seed: int
+    #: the workload's parameters given values of their own (``--param``, a study's
+    #: ``param.KEY``), converted, in the order given; stored as columns ``param.KEY``
+    params: Params = ()
 
     @property
-    def input(self) -> tuple[str, str, int]:
+    def input(self) -> tuple[str, str, int, Params]:
         """What the interpreter's trace depends on: runs sharing it share one trace."""
-        return self.workload, self.size, self.seed
+        return self.workload, self.size, self.seed, self.params
 
     def label(self) -> str:
         """The run for a person: ``bfs tiny s0 on tom-ndp (sm.count=32)``."""
-        given = ", ".join(f"{k}={_shown(v)}" for k, v in self.swept if v is not None)
+        given = ", ".join(f"{k}={_shown(v)}" for k, v in (*self.param_columns(), *self.swept)
+                          if v is not None)  # fmt: skip
         where = f" ({given})" if given else ""
         return f"{self.workload} {self.size} s{self.seed} on {self.system}{where}"
+
+    def param_columns(self) -> tuple[tuple[str, Any], ...]:
+        """Its chosen workload parameters as (column, value): ``param.n``."""
+        return tuple((f"{PARAM_PREFIX}{key}", value) for key, value in self.params)
 
 
 def _shown(value: Any) -> str:
@@ -128,7 +143,7 @@ def row_of(run: Run, study: str, results: dict[str, Any], wall_seconds: float,
         "workload": run.workload,
         "size": run.size,
         "seed": run.seed,
-        **{key: _cell(value) for key, value in run.swept},
+        **{key: _cell(value) for key, value in (*run.param_columns(), *run.swept)},
         "ndpsim_version": provenance["ndpsim"],
         "git_revision": provenance["git_revision"],
         "git_modified": provenance["git_modified"],
@@ -139,10 +154,10 @@ def row_of(run: Run, study: str, results: dict[str, Any], wall_seconds: float,
 
 
 def _cell(value: Any) -> Any:
-    """A swept value as a column holds it: a number, string or boolean as it is, a list or
-    table as JSON text."""
-    return json.dumps(value) if isinstance(value, list | dict) else value
+    """A swept value as a column holds it: a number, string or boolean as it is, a list,
+    shape or table as JSON text."""
+    return json.dumps(value) if isinstance(value, list | tuple | dict) else value
 
 
-__all__ = ["DEFAULT_COUNTERS", "FIXED_COLUMNS", "OPTIONAL", "RUN_COLUMN", "Run", "counter_columns",
-           "row_of"]  # fmt: skip
+__all__ = ["DEFAULT_COUNTERS", "FIXED_COLUMNS", "OPTIONAL", "PARAM_PREFIX", "RUN_COLUMN", "Params",
+           "Run", "counter_columns", "row_of"]  # fmt: skip

@@ -19,7 +19,7 @@ import json
 import multiprocessing
 import os
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +29,7 @@ from ndpsim.compilation import (
     watch_compilation_for_good,
     watching_compilation,
 )
-from ndpsim.experiments.rows import DEFAULT_COUNTERS, RUN_COLUMN, Run, row_of
+from ndpsim.experiments.rows import DEFAULT_COUNTERS, RUN_COLUMN, Params, Run, row_of
 from ndpsim.experiments.store import ResultStore, config_hash, run_identity, run_key
 from ndpsim.provenance import code_provenance
 from ndpsim.systems import build_system, load_system_config
@@ -46,13 +46,14 @@ class Variant:
 
 
 def simulate_workload(workload: str, size: str, seed: int, variants: Sequence[Variant],
-                      store: ResultStore | None = None,
-                      study: str = "") -> dict[str, dict[str, Any]]:  # fmt: skip
-    """Interpret ``workload`` once and simulate it on every variant: {variant: run summary}.
-    Each run is added to ``store`` as soon as it ends (its row's ``study`` column saying
-    ``study``), after the JSON round trip a stored run makes, so a document built from stored
-    runs is the one simulating them again would give."""
-    functional = run_workload(workload, size, seed)
+                      store: ResultStore | None = None, study: str = "",
+                      params: Params = ()) -> dict[str, dict[str, Any]]:  # fmt: skip
+    """Interpret ``workload`` (its size's parameters with ``params`` in place) once and
+    simulate it on every variant: {variant: run summary}. Each run is added to ``store`` as
+    soon as it ends (its row's ``study`` column saying ``study``), after the JSON round trip a
+    stored run makes, so a document built from stored runs is the one simulating them again
+    would give."""
+    functional = run_workload(workload, size, seed, params=dict(params))
     if not functional.check.passed:
         raise RuntimeError(f"{workload} ({size}) differs from its reference: "
                            f"{functional.check.detail}")  # fmt: skip
@@ -69,29 +70,31 @@ def simulate_workload(workload: str, size: str, seed: int, variants: Sequence[Va
             "wall_seconds": result.wall_seconds,
         }))  # fmt: skip
         if store is not None:
-            stored_as = _stored_as(workload, size, seed, variant, config)
+            stored_as = _stored_as(workload, size, seed, variant, config, params)
             row = row_of(stored_as, study, run, run["wall_seconds"], DEFAULT_COUNTERS, provenance)
             store.write({**row, RUN_COLUMN: json.dumps(run, sort_keys=True)}, DEFAULT_COUNTERS)
         out[variant.name] = {**run, "reused": False}
     return out
 
 
-def _stored_as(workload: str, size: str, seed: int, variant: Variant, config: Any) -> Run:
+def _stored_as(workload: str, size: str, seed: int, variant: Variant, config: Any,
+               params: Params) -> Run:  # fmt: skip
     """The run of ``variant`` (configured as ``config``) on the input, as the store files it:
     under everything its result depends on, which the variant's name is not."""
-    key = run_key(run_identity(workload, size, seed, config))
+    key = run_key(run_identity(workload, size, seed, config, params))
     return Run(key, variant.name, variant.preset, config, config_hash(config), (), workload, size,
-               seed)  # fmt: skip
+               seed, params)  # fmt: skip
 
 
 def _stored_runs(workload: str, size: str, seed: int, variants: Sequence[Variant],
-                 store: ResultStore | None) -> dict[str, dict[str, Any]]:  # fmt: skip
+                 store: ResultStore | None,
+                 params: Params) -> dict[str, dict[str, Any]]:  # fmt: skip
     """{variant: run} for the variants whose run ``store`` holds."""
     out = {}
     if store is not None:
         for v in variants:
             config = load_system_config(v.preset, v.overrides)
-            stored = _stored_run(store, _stored_as(workload, size, seed, v, config))
+            stored = _stored_run(store, _stored_as(workload, size, seed, v, config, params))
             if stored is not None:
                 out[v.name] = {**stored, "reused": True}
     return out
@@ -140,6 +143,7 @@ def run_experiment(workloads: Sequence[str], size: str, seed: int, variants: Seq
                    on_done: Callable[[str], None] | None = None,
                    on_compiling: Callable[[bool], None] | None = None,
                    store: ResultStore | None = None, reuse: bool = True, study: str = "",
+                   params: Mapping[str, Params] | None = None,
                    ) -> dict[str, dict[str, dict[str, Any]]]:  # fmt: skip
     """{workload: {variant: run summary}} for every pair, ``processes`` workloads at a time
     (default: one per CPU core, at most one per workload). ``on_done(workload)`` follows each
@@ -147,12 +151,15 @@ def run_experiment(workloads: Sequence[str], size: str, seed: int, variants: Seq
     it is done. ``store``: runs it holds are taken from it (``"reused": True``), and only
     the others are simulated and added to it, their rows' ``study`` column saying ``study``;
     a workload it holds every run of is not even interpreted. ``reuse=False`` simulates every
-    run again (and stores it), for when the stored ones are in doubt."""
+    run again (and stores it), for when the stored ones are in doubt. ``params``: {workload:
+    its parameters given values of their own}, for the workloads that have some."""
     notify = on_compiling or (lambda compiling: None)
+    chosen = {name: tuple((params or {}).get(name, ())) for name in workloads}
     if store is not None:
         store.remove_leftovers()
     lookup = store if reuse else None
-    stored = {name: _stored_runs(name, size, seed, variants, lookup) for name in workloads}
+    stored = {name: _stored_runs(name, size, seed, variants, lookup, chosen[name])
+              for name in workloads}  # fmt: skip
     missing = {name: [v for v in variants if v.name not in stored[name]] for name in workloads}
     pending = [name for name in workloads if missing[name]]
     results: dict[str, dict[str, dict[str, Any]]] = {}
@@ -170,7 +177,8 @@ def run_experiment(workloads: Sequence[str], size: str, seed: int, variants: Seq
     if processes == 1:
         with watching_compilation(lambda: notify(True), lambda: notify(False)):
             for name in pending:
-                finished(name, simulate_workload(name, size, seed, missing[name], store, study))
+                finished(name, simulate_workload(name, size, seed, missing[name], store, study,
+                                                 chosen[name]))  # fmt: skip
         return {name: results[name] for name in workloads}
     context = multiprocessing.get_context()
     compiling = context.Event()
@@ -187,7 +195,7 @@ def run_experiment(workloads: Sequence[str], size: str, seed: int, variants: Seq
         if compiled:
             notify(False)
         futures = {pool.submit(simulate_workload, name, size, seed, missing[name], store,
-                               study): name for name in pending}  # fmt: skip
+                               study, chosen[name]): name for name in pending}  # fmt: skip
         for future in as_completed(futures):
             finished(futures[future], future.result())
     return {name: results[name] for name in workloads}

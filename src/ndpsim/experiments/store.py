@@ -61,8 +61,10 @@ def code_fingerprint() -> str:
     return fingerprint.hexdigest()
 
 
-def run_identity(workload: str, size: str, seed: int, config: Any) -> dict[str, Any]:
-    """Everything a run's result depends on, as plain data."""
+def run_identity(workload: str, size: str, seed: int, config: Any,
+                 params: Iterable[tuple[str, Any]] = ()) -> dict[str, Any]:  # fmt: skip
+    """Everything a run's result depends on, as plain data (``params``: the workload's
+    parameters given values of their own)."""
     return {
         "format": FORMAT,
         "code": code_fingerprint(),
@@ -70,6 +72,7 @@ def run_identity(workload: str, size: str, seed: int, config: Any) -> dict[str, 
         "workload": workload,
         "size": size,
         "seed": seed,
+        "param": {key: list(v) if isinstance(v, tuple) else v for key, v in params},
         **resolved_config(config),
     }
 

@@ -2,8 +2,10 @@
 the zipped lists, times the random samples) on every system, workload, size and seed.
 
 A run is identified by everything its result depends on (the identity
-:func:`ndpsim.experiments.store.run_identity` gives: the workload, size and seed, the whole
-resolved configuration, the fingerprint of the code) and by its system's name in the study.
+:func:`ndpsim.experiments.store.run_identity` gives: the workload, size and seed, the parameters
+given to the workload, the whole resolved configuration, the fingerprint of the code) and by its
+system's name in the study. A swept ``param.KEY`` reaches the workloads that have the parameter
+``KEY``; for the others, as for a system without a swept key's section, its points make one run.
 Points that leave a system's configuration the same (a swept ``ndp.*`` key on a GPU without
 near-data processing) make one run, not one per point, and the swept keys the system did not
 receive are empty in its row. Every combination is validated by the systems before anything runs.
@@ -19,11 +21,13 @@ from typing import Any
 
 from ndpsim.config import merge
 from ndpsim.errors import ConfigError
-from ndpsim.experiments.rows import Run
+from ndpsim.experiments.rows import PARAM_PREFIX, Params, Run
 from ndpsim.experiments.store import config_hash, run_identity, run_key
 from ndpsim.seeding import generator
 from ndpsim.sweeps.study import MAX_RUNS, Distribution, Study, System, nest
 from ndpsim.systems import load_system_config
+from ndpsim.workloads import get_workload
+from ndpsim.workloads.params import with_params
 
 
 @dataclass(frozen=True)
@@ -93,18 +97,33 @@ def expand(study: Study) -> Plan:
     runs: dict[str, Run] = {}
     all_points = points(study)
     inputs = itertools.product(study.workloads, study.sizes, study.seeds)
+    swept = [k for k in study.swept if not k.startswith(PARAM_PREFIX)]
     for workload, size, seed in inputs:
+        declared = get_workload(workload).sizes[size]
         for system in study.systems:
             for point in all_points:
+                params = _params(study, point, workload, declared)
                 received = {k: v for k, v in point.items() if system.receives(k)}
                 config, hashed, identity = _configured(study, system, received, configs)
-                given = {"workload": workload, "size": size, "seed": seed}
+                given = {"workload": workload, "size": size, "seed": seed,
+                         "param": json.loads(json.dumps(dict(params)))}  # fmt: skip
                 key = run_key({**identity, **given, "study_system": system.name})
                 if key not in runs:
-                    swept = tuple((k, received.get(k)) for k in study.swept)
                     runs[key] = Run(key, system.name, system.preset, config, hashed,
-                                    swept, workload, size, seed)  # fmt: skip
+                                    tuple((k, received.get(k)) for k in swept), workload, size,
+                                    seed, params)  # fmt: skip
     return Plan(study, tuple(runs.values()), total, len(all_points))
+
+
+def _params(study: Study, point: dict[str, Any], workload: str,
+            declared: dict[str, Any]) -> Params:  # fmt: skip
+    """The workload parameters a run of ``workload`` (its size's ``declared`` parameters)
+    gets from the study's fixed keys and the point: those it has, converted, fixed first."""
+    named = ((k.removeprefix(PARAM_PREFIX), v) for k, v in (*study.fixed.items(), *point.items())
+             if k.startswith(PARAM_PREFIX))  # fmt: skip
+    given = {k: v for k, v in named if k in declared}
+    converted = with_params(workload, declared, given)
+    return tuple((k, converted[k]) for k in given)
 
 
 def _configured(study: Study, system: System, received: dict[str, Any],

@@ -1,10 +1,11 @@
 """Running a sweep's runs as Ray tasks: on a local Ray instance started for the sweep, or on a
 cluster (``--ray-address`` or ``RAY_ADDRESS``). Ray is the optional extra ``ndpsim[ray]``.
 
-Each input (workload, size, seed) is interpreted once, by a task of its own, into Ray's object
-store; every run of that input reads it from there (on its node, without copying the arrays)
-instead of interpreting it again. A few inputs are in flight at once (``window``), and an input
-is released once its runs are done, so the object store holds a few traces, not the study's.
+Each input (workload, size, seed, chosen parameters) is interpreted once, by a task of its own,
+into Ray's object store; every run of that input reads it from there (on its node, without
+copying the arrays) instead of interpreting it again. A few inputs are in flight at once
+(``window``), and an input is released once its runs are done, so the object store holds a few
+traces, not the study's.
 The tasks return rows and this process stores them as they arrive: the nodes of a cluster need
 not share a file system with it. A run is therefore stored once its row reaches this process,
 and a sweep killed before that runs it again when resumed.
@@ -21,7 +22,7 @@ from typing import Any
 
 from ndpsim.compilation import watching_compilation
 from ndpsim.errors import ConfigError, NdpsimError
-from ndpsim.experiments.rows import Run
+from ndpsim.experiments.rows import Params, Run
 from ndpsim.experiments.runner import compile_timing_model
 from ndpsim.sweeps.local import OnCompiling, OnDone
 from ndpsim.sweeps.worker import Outcome, Task, interpret, measure, store
@@ -39,10 +40,11 @@ def _ray():
     return ray
 
 
-def _interpret(workload: str, size: str, seed: int) -> WorkloadRun | NdpsimError:
+def _interpret(workload: str, size: str, seed: int,
+               params: Params) -> WorkloadRun | NdpsimError:  # fmt: skip
     """A task: the input interpreted, or the error that gave (each of its runs reports it)."""
     try:
-        return interpret(workload, size, seed)
+        return interpret(workload, size, seed, params)
     except NdpsimError as error:
         return error
 
@@ -89,7 +91,7 @@ def run_ray(runs: Sequence[Run], task: Task, jobs: int, address: str | None,
 def _run(ray, runs: Sequence[Run], task: Task, window: int, on_done: OnDone) -> None:
     interpret_task = ray.remote(num_cpus=1)(_interpret)
     measure_task = ray.remote(num_cpus=1)(_measure)
-    inputs: dict[tuple[str, str, int], list[Run]] = {}
+    inputs: dict[tuple[str, str, int, Params], list[Run]] = {}
     for run in runs:
         inputs.setdefault(run.input, []).append(run)
     waiting = list(inputs)

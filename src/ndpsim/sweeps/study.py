@@ -23,12 +23,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field
 
 from ndpsim.config import Strict, load_toml, merge, validate
-from ndpsim.errors import ConfigError
+from ndpsim.errors import ConfigError, WorkloadError
 from ndpsim.experiments.overrides import has_section
-from ndpsim.experiments.rows import DEFAULT_COUNTERS, FIXED_COLUMNS, OPTIONAL
+from ndpsim.experiments.rows import DEFAULT_COUNTERS, FIXED_COLUMNS, OPTIONAL, PARAM_PREFIX
 from ndpsim.systems import load_system_config
 from ndpsim.toml_lines import KeyLines, file_key_lines
-from ndpsim.workloads import SIZES, workload_names
+from ndpsim.workloads import SIZES, get_workload, workload_names
+from ndpsim.workloads.params import with_params
 
 #: The most runs a study may expand to: far beyond a cluster's week, small enough to list.
 MAX_RUNS = 1_000_000
@@ -104,8 +105,9 @@ class System:
 
     def receives(self, key: str) -> bool:
         """Whether a study key reaches this system: a key of a section the system has not
-        (``ndp.*`` on a GPU without near-data processing) leaves it as it is."""
-        return has_section(self.config, key.split(".", 1)[0])
+        (``ndp.*`` on a GPU without near-data processing) leaves it as it is, and a workload
+        parameter (``param.*``) reaches none."""
+        return not key.startswith(PARAM_PREFIX) and has_section(self.config, key.split(".")[0])
 
 
 @dataclass(frozen=True)
@@ -272,6 +274,10 @@ class _Loader:
             if key == "seed":
                 raise self.fail(f"[{shown}] 'seed': a study's seeds are its `seeds` list",
                                 toml_path)  # fmt: skip
+            if shown == "systems" and key.startswith(PARAM_PREFIX):
+                raise self.fail(f"[systems] '{key}': a workload parameter is the study's (in "
+                                "[set], [grid], [zip] or [random]), not a system's",
+                                toml_path)  # fmt: skip
             if key in FIXED_COLUMNS:
                 raise self.fail(f"[{shown}] '{key}' is a column of every result; a key "
                                 "of that name cannot be swept", toml_path)  # fmt: skip
@@ -381,6 +387,29 @@ class _Loader:
             raise self.fail(f"system {name!r}: {error}", where) from None
         return System(name, preset, nest(own), config)
 
+    def _check_params(self, study: Study,
+                      candidates: dict[str, tuple[str, tuple[Any, ...]]]) -> None:  # fmt: skip
+        """Every ``param.KEY`` is a parameter of at least one of the study's workloads at one of
+        its sizes, and each of its values one that every such workload accepts."""
+        declared = {(w, size): get_workload(w).sizes[size] for w in study.workloads
+                    for size in study.sizes}  # fmt: skip
+        for key, (section, values) in candidates.items():
+            name = key.removeprefix(PARAM_PREFIX)
+            having = {ws: params for ws, params in declared.items() if name in params}
+            if not having:
+                accepted = sorted({k for params in declared.values() for k in params})
+                raise self.fail(f"[{section}] '{key}': none of the workloads "
+                                f"({', '.join(study.workloads)}) has a parameter {name!r}; they "
+                                f"take {', '.join(accepted)}", self.origin[key])  # fmt: skip
+            for value in values:
+                for (workload, size), params in having.items():
+                    try:
+                        with_params(workload, params, {name: value})
+                    except WorkloadError as error:
+                        raise self.fail(f"[{section}] '{key}' = {json.dumps(value)[:60]} at "
+                                        f"size {size}: {error}",
+                                        self.origin[key]) from None  # fmt: skip
+
     def _check_values(self, study: Study) -> None:
         """Every value given to a key is one the systems receiving it accept, each key alone
         (with the fixed keys), so that an error names the line of the one value at fault;
@@ -396,6 +425,9 @@ class _Loader:
             **{k: ("zip", v) for k, v in study.zipped.items()},
             **{k: ("random", d.extremes()) for k, d in study.random.items()},
         }
+        self._check_params(study, {k: c for k, c in candidates.items()
+                                   if k.startswith(PARAM_PREFIX)})  # fmt: skip
+        candidates = {k: c for k, c in candidates.items() if not k.startswith(PARAM_PREFIX)}
         for key, (section, _) in candidates.items():
             if not any(s.receives(key) for s in study.systems):
                 raise self.fail(f"[{section}] '{key}': none of the systems "

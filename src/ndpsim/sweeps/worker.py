@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ndpsim.errors import NdpsimError, WorkloadError
-from ndpsim.experiments.rows import Run, row_of
+from ndpsim.experiments.rows import Params, Run, row_of
 from ndpsim.experiments.store import ResultStore
 from ndpsim.systems import build_system
 from ndpsim.workloads import WorkloadRun, kernel_module, run_workload
@@ -40,29 +40,30 @@ class Outcome:
     seconds: float  # the worker's time for it, interpretation (when it did it) included
 
 
-_last: tuple[tuple[str, str, int], WorkloadRun | NdpsimError] | None = None
+_last: tuple[tuple[Any, ...], WorkloadRun | NdpsimError] | None = None
 
 
-def interpret(workload: str, size: str, seed: int) -> WorkloadRun:
-    """The workload interpreted, its output checked against its reference."""
-    functional = run_workload(workload, size, seed)
+def interpret(workload: str, size: str, seed: int, params: Params = ()) -> WorkloadRun:
+    """The workload interpreted (``params``: its parameters given values of their own), its
+    output checked against its reference."""
+    functional = run_workload(workload, size, seed, params=dict(params))
     if not functional.check.passed:
         raise WorkloadError(f"{workload} ({size}, seed {seed}) differs from its reference: "
                             f"{functional.check.detail}")  # fmt: skip
     return functional
 
 
-def interpreted(workload: str, size: str, seed: int) -> WorkloadRun:
+def interpreted(workload: str, size: str, seed: int, params: Params = ()) -> WorkloadRun:
     """:func:`interpret`, keeping the last one (or the error it gave): runs come input by
     input, so a worker interprets each input once, not once per run."""
     global _last
-    if _last is None or _last[0] != (workload, size, seed):
+    if _last is None or _last[0] != (workload, size, seed, params):
         _last = None  # free the previous trace before making the next
         try:
-            functional: WorkloadRun | NdpsimError = interpret(workload, size, seed)
+            functional: WorkloadRun | NdpsimError = interpret(workload, size, seed, params)
         except NdpsimError as error:
             functional = error
-        _last = ((workload, size, seed), functional)
+        _last = ((workload, size, seed, params), functional)
     if isinstance(_last[1], NdpsimError):
         raise _last[1]
     return _last[1]

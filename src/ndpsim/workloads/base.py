@@ -15,7 +15,8 @@ from __future__ import annotations
 import inspect
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -23,7 +24,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ndpsim.errors import SimulationError, WorkloadError
+from ndpsim.errors import NdpsimError, SimulationError, WorkloadError
 from ndpsim.frontend.ir import Module
 from ndpsim.ptx import load_module
 from ndpsim.registry import load_plugins
@@ -32,6 +33,7 @@ from ndpsim.simt.interpreter import DEFAULT_CHUNK_THREADS, launch
 from ndpsim.simt.limits import HOW_TO_RAISE, Limits, TraceMeter
 from ndpsim.simt.memory import DeviceMemory
 from ndpsim.trace.trace import MemorySpace, Trace
+from ndpsim.workloads.params import shown, with_params
 
 SIZES = ("tiny", "small", "paper")
 KERNEL_DIR = Path(__file__).parent / "kernels"
@@ -133,7 +135,10 @@ class Workload(ABC):
     rtol: ClassVar[float] = 1e-5  # float tolerance of the reference check
     atol: ClassVar[float] = 1e-6
 
-    def __init__(self, size: str = "small", seed: int = 0):
+    def __init__(self, size: str = "small", seed: int = 0,
+                 params: Mapping[str, Any] | None = None):  # fmt: skip
+        """``params``: values of the size's parameters to use instead of its own
+        (:mod:`ndpsim.workloads.params`; strings as ``--param`` gives them, or values)."""
         if size not in self.sizes:
             raise WorkloadError(
                 f"workload {self.name!r} has no size {size!r}; expected one of "
@@ -141,7 +146,9 @@ class Workload(ABC):
             )
         self.size = size
         self.seed = seed
-        self.params = dict(self.sizes[size])
+        self.params = with_params(self.name, self.sizes[size], params or {})
+        #: the parameters given one by one, as converted: what sets this run apart from its size
+        self.chosen = {key: self.params[key] for key in params or {}}
 
     @property
     def module_name(self) -> str:
@@ -285,12 +292,14 @@ def run_workload(
     size: str = "small",
     seed: int = 0,
     *,
+    params: Mapping[str, Any] | None = None,
     record: bool = True,
     chunk_threads: int = DEFAULT_CHUNK_THREADS,
     limits: Limits | None = None,
 ) -> WorkloadRun:
-    """Generate inputs, interpret the launch sequence within ``limits``, check the outputs."""
-    workload = get_workload(name)(size, seed)
+    """Generate inputs, interpret the launch sequence within ``limits``, check the outputs.
+    ``params`` replace parameters of the size (:mod:`ndpsim.workloads.params`)."""
+    workload = get_workload(name)(size, seed, params)
     return execute_workload(workload, record=record, chunk_threads=chunk_threads, limits=limits)
 
 
@@ -303,14 +312,36 @@ def execute_workload(
 ) -> WorkloadRun:
     """:func:`run_workload` for a workload already built: one of the suite's, one loaded from
     a file, or an own kernel."""
-    inputs = workload.inputs(workload.rng())
     module = workload.ptx_module()
     device = Device(module, record=record, chunk_threads=chunk_threads, limits=limits)
-    start = time.perf_counter()
-    outputs = workload.run(device, inputs)
-    seconds = time.perf_counter() - start
-    check = workload.check(outputs, workload.reference(inputs))
+    with _blaming_chosen_params(workload):
+        inputs = workload.inputs(workload.rng())
+        start = time.perf_counter()
+        outputs = workload.run(device, inputs)
+        seconds = time.perf_counter() - start
+        check = workload.check(outputs, workload.reference(inputs))
     return WorkloadRun(workload, device.traces, outputs, check, seconds, device.memory, module)
+
+
+@contextmanager
+def _blaming_chosen_params(workload: Workload) -> Iterator[None]:
+    """A workload given parameters of its own may be asked for what it cannot do (a CTA
+    larger than the hardware's, a filter longer than its data, inputs beyond the machine's
+    memory): its failure is reported as the parameters' error, naming them, not as a fault of
+    ndpsim. ndpsim's own errors already say what went wrong and pass unchanged."""
+    try:
+        yield
+    except NdpsimError:
+        raise
+    except (ArithmeticError, LookupError, MemoryError, TypeError, ValueError) as error:
+        chosen = getattr(workload, "chosen", None)  # a plug-in may set up its own __init__
+        if not chosen:
+            raise
+        raise WorkloadError(
+            f"workload {workload.name!r} ({workload.size}) cannot run with "
+            f"--param {shown(chosen)}: "
+            f"{type(error).__name__}: {error}"
+        ) from error
 
 
 #: Modules of the package that define no workload of the suite.
