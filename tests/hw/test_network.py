@@ -11,6 +11,7 @@ import pytest
 
 from ndpsim.errors import ConfigError
 from ndpsim.hw.network import build_network
+from ndpsim.hw.topologies import CUBE_TOPOLOGIES
 
 MESHES = [(16, 4), (16, 8), (8, 2), (6, 3), (4, 1), (5, 5)]
 
@@ -98,11 +99,10 @@ def test_without_a_cube_network_cube_traffic_goes_through_the_host():
         assert net.hop_count(a, b) == 2
 
 
-def test_cubes_with_neither_host_nor_cube_network_cannot_be_routed():
-    net = build_network(2, host=False, topology="none")
-    assert net.links == []
-    with pytest.raises(ConfigError):
-        net.route(0, 1)
+def test_cubes_with_neither_host_nor_cube_network_are_refused_when_built():
+    with pytest.raises(ConfigError, match="cube topology 'star' with 2 cubes: cubes are not "
+                       "connected"):  # fmt: skip
+        build_network(2, host=False, topology="star")
 
 
 @pytest.mark.parametrize(
@@ -216,3 +216,26 @@ def test_routes_from_and_to_a_partly_linked_host_chain_and_agree_with_the_table(
 def test_a_star_is_the_default_and_every_cube_its_own_port():
     net = build_network(4, topology="hypercube")
     assert net.host_cubes == (0, 1, 2, 3) and net.port == [0, 1, 2, 3]
+
+
+class _Wandering:
+    """A topology whose routes leave its own links (a mistake the network must catch)."""
+
+    def __init__(self, cubes, mesh_columns=None):
+        self.cubes = cubes
+
+    def links(self):
+        return [(a, (a + 1) % self.cubes) for a in range(self.cubes)]
+
+    def next_cube(self, a, b):
+        return (a + 2) % self.cubes
+
+
+def test_a_topology_whose_routes_leave_its_links_is_refused_when_built():
+    CUBE_TOPOLOGIES.register("wandering")(_Wandering)
+    try:
+        with pytest.raises(ConfigError, match="cube topology 'wandering' with 4 cubes: no link "
+                           "from node 0 to node 2"):  # fmt: skip
+            build_network(4, topology="wandering")
+    finally:
+        CUBE_TOPOLOGIES.unregister("wandering")

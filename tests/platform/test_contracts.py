@@ -10,6 +10,8 @@ import pytest
 from ndpsim.analysis.passes import OFFLOAD_PASSES
 from ndpsim.errors import ConfigError
 from ndpsim.hw.core.contract import CORES
+from ndpsim.hw.network import build_network
+from ndpsim.hw.topologies import CUBE_TOPOLOGIES
 from ndpsim.policy.mapping import ADDRESS_MAPPINGS
 from ndpsim.policy.offload import OFFLOAD_SCHEMES, OffloadScheme
 from ndpsim.systems import (
@@ -111,10 +113,29 @@ def test_a_core_kind_meets_the_contract(name, functional):
     assert _result(presets[0], {}, functional) == first
 
 
+@pytest.mark.parametrize("name", CUBE_TOPOLOGIES.names())
+def test_a_cube_topology_meets_the_contract(name, functional):
+    """Its routes reach every cube over the links it lists (the network checks each hop), and a
+    near-data system on it, where stacks reach each other's data, runs the same twice; 16
+    cubes make a square mesh and a hypercube."""
+    network = build_network(16, topology=name)
+    for a in range(network.num_nodes):
+        for b in range(network.num_nodes):
+            assert network.hop_count(a, b) <= network.num_nodes
+    overrides = {"memory": {"cubes": 16}, "links": {"cube_topology": name}}
+    if not network.links_cubes:  # stack SMs need a cube network: the baseline GPU, then
+        first = _result("gpu-baseline", overrides, functional)
+        assert _result("gpu-baseline", overrides, functional) == first
+        return
+    first = _result("tom-ndp", overrides, functional)
+    assert first["summary"]["offload"]["offloaded"] > 0
+    assert _result("tom-ndp", overrides, functional) == first
+
+
 @pytest.mark.parametrize(
     ("key", "value"),
     [("ndp.offload", "no-such-scheme"), ("memory.mapping", "no-such-mapping"),
-     ("kind", "no-such-kind")],
+     ("kind", "no-such-kind"), ("links.cube_topology", "no-such-topology")],
 )  # fmt: skip
 def test_an_unregistered_name_is_a_config_error_listing_the_registered(key, value):
     section, _, leaf = key.rpartition(".")

@@ -14,6 +14,7 @@ import pytest
 from ndpsim import registry
 from ndpsim.engine.timeline import Timeline
 from ndpsim.errors import ConfigError
+from ndpsim.hw.topologies import CUBE_TOPOLOGIES
 from ndpsim.policy.mapping import ADDRESS_MAPPINGS
 from ndpsim.policy.offload import OFFLOAD_SCHEMES
 from ndpsim.systems import (
@@ -89,6 +90,17 @@ def test_adding_an_offload_policy(workdir, capsys, functional):
         assert mine["summary"] != tom["summary"]  # the destinations moved
     finally:
         OFFLOAD_SCHEMES.unregister("tom-majority")
+
+
+def test_adding_a_cube_topology(workdir, capsys):
+    try:
+        _execute("Adding a cube topology", workdir)
+        assert capsys.readouterr().out.split()[0] == "2"  # 0 -> 1 -> 2 on a ring of 4
+        assert "ring" in CUBE_TOPOLOGIES.names()
+        with pytest.raises(ConfigError, match="unknown cube topology 'rign'; registered: "):
+            load_system_config("tom-ndp", {"links": {"cube_topology": "rign"}})
+    finally:
+        CUBE_TOPOLOGIES.unregister("ring")
 
 
 def test_adding_a_system_kind(workdir, capsys, functional):

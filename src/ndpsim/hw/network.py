@@ -7,22 +7,20 @@ is deterministic. The host links to every cube (a star) or to some of them (``ho
 cubes its memory controllers attach to, such as the corners of a mesh); traffic between the host
 and a cube it has no link to enters and leaves through the cube's *port*, the attached cube
 fewest hops away (the lowest-numbered of equals), and crosses the cube network in between.
-Cube-to-cube traffic follows the cube topology: fully connected (one hop), a hypercube
-(dimension order: lowest differing bit first), or a 2D mesh (XY: along the row, then along the
-column); with no cube network, cube-to-cube traffic goes through the host (a star only).
+Cube-to-cube traffic follows the cube topology (:mod:`ndpsim.hw.topologies`: fully connected,
+a hypercube, a 2D mesh, or one of your own); with no cube network (a star), cube-to-cube
+traffic goes through the host, which must then link to every cube.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 import numpy as np
 
 from ndpsim.errors import ConfigError
-
-CubeTopology = Literal["none", "fully-connected", "hypercube", "mesh"]
+from ndpsim.hw.topologies import CUBE_TOPOLOGIES, CubeNetwork
 
 
 @dataclass
@@ -31,17 +29,23 @@ class Network:
 
     cubes: int
     has_host: bool
-    topology: CubeTopology
-    mesh_columns: int = 0
+    topology: str  # its name in CUBE_TOPOLOGIES
+    cube_network: CubeNetwork
     host_cubes: tuple[int, ...] = ()  # the cubes the host links to (all of them: a star)
     port: list[int] = field(default_factory=list)  # per cube, the attached cube it reaches
     # the host through
     links: list[tuple[int, int]] = field(default_factory=list)  # (from node, to node)
     kinds: list[str] = field(default_factory=list)  # "host-to-cube", "cube-to-host", "cube"
+    link_ids: dict[tuple[int, int], int] = field(default_factory=dict)  # the inverse of links
 
     @property
     def host(self) -> int:
         return self.cubes
+
+    @property
+    def links_cubes(self) -> bool:
+        """Whether cubes have links between them (a cube network), not only to the host."""
+        return "cube" in self.kinds
 
     @property
     def num_nodes(self) -> int:
@@ -49,8 +53,8 @@ class Network:
 
     def link_id(self, a: int, b: int) -> int:
         try:
-            return self.links.index((a, b))
-        except ValueError:
+            return self.link_ids[a, b]
+        except KeyError:
             raise ConfigError(f"no link from node {a} to node {b}") from None
 
     def next_hop(self, a: int, b: int) -> int:
@@ -65,20 +69,10 @@ class Network:
 
     def _cube_hop(self, a: int, b: int) -> int:
         """The next cube from cube ``a`` towards cube ``b`` over the cube network."""
-        host = self.host if self.has_host else -1
-        if self.topology == "fully-connected":
-            return b
-        if self.topology == "hypercube":
-            low = (a ^ b) & -(a ^ b)
-            return a ^ low
-        if self.topology == "mesh":
-            cols = self.mesh_columns
-            ar, ac, br, bc = a // cols, a % cols, b // cols, b % cols
-            if ac != bc:
-                return ar * cols + ac + (1 if bc > ac else -1)
-            return (ar + (1 if br > ar else -1)) * cols + ac
+        if self.links_cubes:
+            return self.cube_network.next_cube(a, b)
         if self.has_host and len(self.host_cubes) == self.cubes:
-            return host  # no cube network: go through the host
+            return self.host  # no cube network: go through the host
         raise ConfigError("cubes are not connected: no cube network, and no host linked to "
                           "every cube")  # fmt: skip
 
@@ -121,12 +115,13 @@ def build_network(
     cubes: int,
     *,
     host: bool = True,
-    topology: CubeTopology = "none",
-    mesh_columns: int = 0,
+    topology: str = "star",
+    mesh_columns: int | None = None,
     host_cubes: Sequence[int] | None = None,
 ) -> Network:
-    """A host linked to ``host_cubes`` (default: every cube, a star) of ``cubes`` cubes, plus a
-    cube network of the given topology."""
+    """A host linked to ``host_cubes`` (default: every cube) of ``cubes`` cubes, plus the cube
+    network of ``topology`` (a name in :data:`ndpsim.hw.topologies.CUBE_TOPOLOGIES`; a mesh's
+    ``mesh_columns`` default to a square's)."""
     if cubes < 1:
         raise ConfigError(f"a memory network needs at least one cube, got {cubes}")
     attached = tuple(range(cubes)) if host_cubes is None else tuple(host_cubes)
@@ -134,12 +129,11 @@ def build_network(
                  or not all(0 <= k < cubes for k in attached)):  # fmt: skip
         raise ConfigError(f"host_cubes must be distinct cubes of 0..{cubes - 1}, at least one; "
                           f"got {list(attached)}")  # fmt: skip
-    if host and len(attached) < cubes and topology == "none":
-        raise ConfigError(f"the host links to {len(attached)} of the {cubes} cubes; the others "
-                          "need a cube network to reach it (set the cube topology)")  # fmt: skip
-    net = Network(cubes, host, topology, mesh_columns, tuple(sorted(attached)) if host else ())
+    cube_network = CUBE_TOPOLOGIES.get(topology)(cubes, mesh_columns)
+    net = Network(cubes, host, topology, cube_network, tuple(sorted(attached)) if host else ())
 
     def add(a: int, b: int, kind: str) -> None:
+        net.link_ids.setdefault((a, b), len(net.links))
         net.links.append((a, b))
         net.kinds.append(kind)
 
@@ -147,34 +141,17 @@ def build_network(
         for c in net.host_cubes:
             add(net.host, c, "host-to-cube")
             add(c, net.host, "cube-to-host")
-    if topology == "fully-connected":
-        for a in range(cubes):
-            for b in range(cubes):
-                if a != b:
-                    add(a, b, "cube")
-    elif topology == "hypercube":
-        dims = cubes.bit_length() - 1
-        if 1 << dims != cubes:
-            raise ConfigError(f"a hypercube needs a power-of-two number of cubes, got {cubes}")
-        for a in range(cubes):
-            for d in range(dims):
-                add(a, a ^ (1 << d), "cube")
-    elif topology == "mesh":
-        if mesh_columns < 1 or cubes % mesh_columns:
-            raise ConfigError(f"a {cubes}-cube mesh cannot have {mesh_columns} columns")
-        rows = cubes // mesh_columns
-        for r in range(rows):
-            for c in range(mesh_columns):
-                a = r * mesh_columns + c
-                for dr, dc in ((0, 1), (0, -1), (1, 0), (-1, 0)):
-                    if 0 <= r + dr < rows and 0 <= c + dc < mesh_columns:
-                        add(a, (r + dr) * mesh_columns + c + dc, "cube")
-    elif topology != "none":
-        raise ConfigError(
-            f"unknown cube topology {topology!r}; expected none, fully-connected, hypercube, mesh"
-        )
+    for a, b in cube_network.links():
+        add(a, b, "cube")
+    if host and len(attached) < cubes and not net.links_cubes:
+        raise ConfigError(f"the host links to {len(attached)} of the {cubes} cubes; the others "
+                          "need a cube network to reach it (set the cube topology)")  # fmt: skip
     if host:  # each cube's port: the attached cube fewest hops away, the lowest of equals
         net.port = [c if c in net.host_cubes else
                     min(net.host_cubes, key=lambda p, c=c: (net.hop_count(c, p), p))
                     for c in range(cubes)]  # fmt: skip
+    try:  # every route ends, over listed links: a topology's mistake fails here, not mid-run
+        net.route_table()
+    except ConfigError as error:
+        raise ConfigError(f"cube topology {topology!r} with {cubes} cubes: {error}") from None
     return net

@@ -38,7 +38,7 @@ import numpy as np
 
 from ndpsim.errors import ConfigError
 from ndpsim.experiments.paper import LineFigure, Rows, Table
-from ndpsim.hw.network import CubeTopology, build_network
+from ndpsim.hw.network import build_network
 from ndpsim.policy.offload.sndp import target_stacks
 from ndpsim.seeding import generator
 
@@ -74,7 +74,7 @@ class TargetPoint:
                 "ratio": self.ratio, "majority_ratio": self.majority_ratio}  # fmt: skip
 
 
-def hop_matrix(cubes: int = CUBES, topology: CubeTopology = "hypercube") -> np.ndarray:
+def hop_matrix(cubes: int = CUBES, topology: str = "hypercube") -> np.ndarray:
     """Link crossings between every pair of HMCs on the memory network's routes."""
     network = build_network(cubes, host=True, topology=topology)
     _, hops = network.route_table()
@@ -113,7 +113,7 @@ def block_traffic(owners: np.ndarray, hops: np.ndarray,
 
 def target_study(accesses: Iterable[int] = range(1, 33), *, samples: int = 50_000,
                  seed: int = 0, lines_per_instruction: int = 1, bytes_per_access: int = 128,
-                 topology: CubeTopology = "hypercube", cubes: int = CUBES,
+                 topology: str = "hypercube", cubes: int = CUBES,
                  ) -> list[TargetPoint]:  # fmt: skip
     """Figure 5: mean traffic of each target policy for blocks of each number of accesses.
     Each block size draws from its own generator (seeded by ``seed`` and the size), so a point

@@ -13,6 +13,7 @@ from pydantic import AfterValidator, Field, model_validator
 from ndpsim.config import ClockGHz, Cycles, Gbps, LatencyNs, OptionalGbps, Strict
 from ndpsim.energy import load_energy_table
 from ndpsim.hw.dram.spec import DramPreset, load_dram_preset
+from ndpsim.hw.topologies import CUBE_TOPOLOGIES
 from ndpsim.policy.mapping import ADDRESS_MAPPINGS
 from ndpsim.policy.offload import OFFLOAD_SCHEMES
 
@@ -115,7 +116,11 @@ class LinkConfig(Strict):
     host_to_cube_gbps: Gbps
     cube_to_host_gbps: Gbps
     cube_to_cube_gbps: OptionalGbps = 0
-    cube_topology: Literal["none", "fully-connected", "hypercube", "mesh"] = "none"
+    cube_topology: Annotated[str, AfterValidator(CUBE_TOPOLOGIES.check)] = Field(
+        "star", description="the links between the cubes (ndpsim.hw.topologies): 'star' (none: "
+        "cube-to-cube traffic goes through the host; 'none' is its earlier name), "
+        "'fully-connected', 'hypercube', 'mesh', or one registered by a plug-in"
+    )  # fmt: skip
     mesh_columns: int | None = Field(
         None, ge=1, le=64, description="columns of a 'mesh' cube topology (rows = cubes / "
         "columns); default: a square mesh"

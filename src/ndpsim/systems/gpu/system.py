@@ -10,7 +10,6 @@ where its requests are stuck.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -132,18 +131,6 @@ class OffloadPlan:
             self.positions[index] = None
 
 
-def _mesh_columns(links, cubes: int) -> int:
-    """The columns of a mesh of ``cubes``: as configured, else a square's."""
-    if links.cube_topology != "mesh":
-        return 0
-    if links.mesh_columns is not None:
-        return links.mesh_columns
-    side = math.isqrt(cubes)
-    if side * side != cubes:
-        raise ConfigError(f"a mesh of {cubes} cubes is not square: set links.mesh_columns")
-    return side
-
-
 def _log2(value: int, what: str) -> int:
     bits = int(value).bit_length() - 1
     if value < 1 or 1 << bits != value:
@@ -216,13 +203,13 @@ class GpuSystem:
         self.system_dram = dram.model_copy(update={"organization": org})
         self.capacity_bytes = cubes * dram.organization.capacity_bytes
         self.network = build_network(cubes, host=True, topology=c.links.cube_topology,
-                                     mesh_columns=_mesh_columns(c.links, cubes),
+                                     mesh_columns=c.links.mesh_columns,
                                      host_cubes=c.links.host_cubes)  # fmt: skip
         self.address_mapping = ADDRESS_MAPPINGS.get(c.memory.mapping)()
         self.scheme = OFFLOAD_SCHEMES.get(c.ndp.offload)() if c.ndp else None
         self.mapping = self._mapping()
         self.cores = gpu_cores(c)
-        if c.ndp and c.links.cube_topology == "none":
+        if c.ndp and not self.network.links_cubes:
             raise ConfigError("ndp: stack SMs reach other stacks' data over the cube network; "
                               "set links.cube_topology")  # fmt: skip
         check_gpu_fits(c)  # its arrays fit in memory, before any work starts
