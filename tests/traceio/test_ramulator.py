@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ndpsim.errors import TraceFormatError
+from ndpsim.traceio import ramulator
 from ndpsim.traceio.ramulator import read_ldst, write_ldst
 
 _REQUESTS = st.lists(st.tuples(st.integers(0, 2**64 - 1), st.booleans()), min_size=1, max_size=50)
@@ -237,6 +238,52 @@ def test_any_text_is_read_as_ramulator_reads_it_or_is_a_trace_format_error(lines
             return
     assert expected is not None
     assert list(zip(addresses.tolist(), writes.astype(bool).tolist(), strict=True)) == expected
+
+
+_VALID_LINE = st.one_of(
+    st.tuples(st.sampled_from(["LD", "ST"]), st.sampled_from([" ", "\t", "  ", " \t "]),
+              st.integers(0, 2**64 - 1), st.sampled_from(["0x{:x}", "0X{:X}", "{:d}", "0x000{:x}"]),
+              st.sampled_from(["", " ", "\r"])).map(
+        lambda t: f"{t[0]}{t[1]}{t[3].format(t[2])}{t[4]}"),
+    st.sampled_from(["", "   ", "# a comment", "  #LD 0x1 ST", "\r"]),
+)  # fmt: skip
+#: Mostly well-formed traces, now and then with one line of the fuzzer's in them.
+_MOSTLY_VALID = st.lists(st.one_of(_VALID_LINE, _VALID_LINE, _VALID_LINE,
+                                   st.lists(_PIECES, max_size=4).map("".join)),
+                         max_size=12)  # fmt: skip
+
+
+def _outcome(read, path: Path):
+    try:
+        addresses, writes = read(path)
+    except TraceFormatError as error:
+        return str(error)
+    return addresses.tolist(), writes.tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_LINES, _MOSTLY_VALID), st.booleans())
+def test_the_vectorised_reader_agrees_with_the_line_reader(lines, final_newline):
+    """The same requests, or the same error (file, line and what is wrong)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "trace.ldst"
+        path.write_text("\n".join(lines) + ("\n" if final_newline else ""), encoding="utf-8")
+        vectorised = ramulator._vectorised(path.read_bytes())
+        by_line = _outcome(ramulator._read_line_by_line, path)
+        assert _outcome(read_ldst, path) == by_line
+        if vectorised is not None:  # it read them itself: what the line reader reads
+            assert (vectorised[0].tolist(), vectorised[1].tolist()) == by_line
+
+
+def test_the_vectorised_reader_reads_a_written_trace_itself(tmp_path):
+    rng = np.random.default_rng(5)
+    addresses = rng.integers(0, 2**64 - 1, 1000, dtype=np.uint64, endpoint=True)
+    writes = rng.integers(0, 2, 1000).astype(np.uint8)
+    path = tmp_path / "t.ldst"
+    write_ldst(path, addresses, writes)
+    read = ramulator._vectorised(path.read_bytes())
+    assert read is not None
+    assert np.array_equal(read[0], addresses) and np.array_equal(read[1], writes)
 
 
 # ----------------------------------------------------------------- .npz files not to trust
