@@ -17,10 +17,7 @@ class InlineExecutor:
         if initializer is not None:
             initializer(*initargs)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
         return None
 
     def submit(self, fn, *args) -> Future:

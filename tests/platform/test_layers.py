@@ -14,7 +14,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(names.split())
     for names in (
         "errors textfile toml_lines registry hostmemory compilation numba_cache config provenance "
-        "seeding",
+        "seeding processes",
         "frontend",
         "analysis",
         "trace traceio",

@@ -19,6 +19,7 @@ from ndpsim.cli.commands import App
 from ndpsim.cli.main import app, console, reports_errors
 from ndpsim.cli.paths import output_directory, output_file, to_stdout, write_json
 from ndpsim.cli.progress import stage, tracking
+from ndpsim.cli.stopping import stops_cleanly
 from ndpsim.compilation import COMPILING_NOTICE
 from ndpsim.config import parse_overrides
 from ndpsim.experiments import seeds as seed_study
@@ -133,6 +134,15 @@ def _reproduce(paper: Paper, *, size: str, workloads: str | None, systems: str |
         _say_where(path, out, start)
         return
     store = ResultStore(output_directory(runs_dir or out, "--runs"))
+    with stops_cleanly(store, "the same command"):
+        _reproduce_runs(paper, reproduction, size, seed, seeds, jobs, store, fresh, path, out,
+                        start)  # fmt: skip
+
+
+def _reproduce_runs(paper: Paper, reproduction: Reproduction, size: str, seed: int, seeds: int,
+                    jobs: int | None, store: ResultStore, fresh: bool, path: Path, out: Path,
+                    start: float) -> None:  # fmt: skip
+    """The runs of a reproduction with one seed or several, and what is drawn from them."""
     label = paper.name.upper()
     if seeds > 1:
         docs = {s: reproduction.document(_run(f"{label} at {size}, seed {s}", reproduction, s,

@@ -14,6 +14,7 @@ from ndpsim.cli import options
 from ndpsim.cli.main import app, console, reports_errors
 from ndpsim.cli.paths import output_directory
 from ndpsim.cli.progress import tracking
+from ndpsim.cli.stopping import stops_cleanly
 from ndpsim.compilation import COMPILING_NOTICE
 from ndpsim.errors import ConfigError
 from ndpsim.experiments.rows import Run
@@ -67,7 +68,8 @@ def sweep(
     output_directory(work.store.root, "--out")
     to_run = len(work.pending)
     start = time.perf_counter()
-    failed = _run(work, jobs, backend, ray_address)
+    with stops_cleanly(work.store, "running the same sweep again"):
+        failed = _run(work, jobs, backend, ray_address)
     elapsed = time.perf_counter() - start
     console.print(f"{to_run - len(failed)} runs stored in {escape(str(work.store.root))} in "
                   f"{elapsed:.1f} s ({elapsed / to_run:.3f} s a run with {jobs} "

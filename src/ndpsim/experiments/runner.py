@@ -31,6 +31,7 @@ from ndpsim.compilation import (
 )
 from ndpsim.experiments.rows import DEFAULT_COUNTERS, RUN_COLUMN, Params, Run, row_of
 from ndpsim.experiments.store import ResultStore, config_hash, run_identity, run_key
+from ndpsim.processes import die_with_parent, stop_pool
 from ndpsim.provenance import code_provenance
 from ndpsim.systems import build_system, load_system_config
 from ndpsim.workloads import kernel_module, run_workload
@@ -134,7 +135,9 @@ def compile_timing_model(systems: Iterable[Any]) -> None:
 
 
 def _flag_compilations(flag) -> CompilationWatcher:
-    """A worker's setup: raise ``flag`` (a multiprocessing event) when it starts compiling."""
+    """A worker's setup: end with this process (:func:`ndpsim.processes.die_with_parent`),
+    and raise ``flag`` (a multiprocessing event) when it starts compiling."""
+    die_with_parent()
     return watch_compilation_for_good(flag.set)
 
 
@@ -182,9 +185,10 @@ def run_experiment(workloads: Sequence[str], size: str, seed: int, variants: Seq
         return {name: results[name] for name in workloads}
     context = multiprocessing.get_context()
     compiling = context.Event()
-    with ProcessPoolExecutor(max_workers=processes, mp_context=context,
-                             initializer=_flag_compilations,
-                             initargs=(compiling,)) as pool:  # fmt: skip
+    pool = ProcessPoolExecutor(max_workers=processes, mp_context=context,
+                               initializer=_flag_compilations,
+                               initargs=(compiling,))  # fmt: skip
+    try:
         warm_up = pool.submit(compile_timing_model, [v.preset for v in variants])
         while not warm_up.done() and not compiling.wait(0.2):
             pass
@@ -198,6 +202,10 @@ def run_experiment(workloads: Sequence[str], size: str, seed: int, variants: Seq
                                study, chosen[name]): name for name in pending}  # fmt: skip
         for future in as_completed(futures):
             finished(futures[future], future.result())
+    except BaseException:  # stopped (Ctrl-C, SIGTERM) or failed: the workers end now
+        stop_pool(pool)
+        raise
+    pool.shutdown()
     return {name: results[name] for name in workloads}
 
 

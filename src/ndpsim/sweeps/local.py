@@ -20,6 +20,7 @@ from ndpsim.compilation import watch_compilation_for_good, watching_compilation
 from ndpsim.errors import SimulationError
 from ndpsim.experiments.rows import Run
 from ndpsim.experiments.runner import compile_timing_model
+from ndpsim.processes import die_with_parent, stop_pool
 from ndpsim.sweeps.worker import Outcome, Task, execute
 
 #: ``on_done(run, outcome)`` after each run; ``on_compiling(True)`` when numba starts
@@ -29,7 +30,9 @@ OnCompiling = Callable[[bool], None]
 
 
 def _flag_compilations(flag) -> None:
-    """A worker's setup: raise ``flag`` (a multiprocessing event) when it starts compiling."""
+    """A worker's setup: end with this process (:func:`ndpsim.processes.die_with_parent`),
+    and raise ``flag`` (a multiprocessing event) when it starts compiling."""
+    die_with_parent()
     watch_compilation_for_good(flag.set)
 
 
@@ -71,8 +74,8 @@ def run_local(runs: Sequence[Run], task: Task, jobs: int, on_done: OnDone,
                 on_done(run, outcome)
         if noticed:
             on_compiling(False)
-    except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)  # an interrupted sweep stops now
+    except BaseException:  # stopped (Ctrl-C, SIGTERM) or failed: the workers end now
+        stop_pool(pool)
         raise
     pool.shutdown()
 

@@ -17,6 +17,8 @@ compiles the timing model on its first run unless its numba cache already holds 
 from __future__ import annotations
 
 import os
+import signal
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,6 +31,9 @@ from ndpsim.sweeps.worker import Outcome, Task, interpret, measure, store
 from ndpsim.workloads import WorkloadRun
 
 INSTALL = "pip install 'ndpsim[ray]'"
+#: How long the driver waits for a task at a time, in seconds: a signal is handled between two
+#: waits (Python runs signal handlers only between its own instructions).
+_WAIT_S = 0.5
 
 
 def _ray():
@@ -63,10 +68,15 @@ def _connect(ray, jobs: int, address: str | None) -> bool:
         return False
     address = address or os.environ.get("RAY_ADDRESS")
     settings = {"log_to_driver": False, "configure_logging": False}
+    on_sigterm = signal.getsignal(signal.SIGTERM)
     if address:
         ray.init(address=address, **settings)
     else:
         ray.init(num_cpus=jobs, include_dashboard=False, **settings)
+    if threading.current_thread() is threading.main_thread():
+        # ray.init makes SIGTERM exit at once; the command's own handling (stop the runs, shut
+        # Ray down, say what is stored) comes first
+        signal.signal(signal.SIGTERM, on_sigterm)
     return True
 
 
@@ -109,7 +119,11 @@ def _run(ray, runs: Sequence[Run], task: Task, window: int, on_done: OnDone) -> 
     while waiting and len(left) < window:
         start_next()
     while pending:
-        (ready,), _ = ray.wait(list(pending), num_returns=1)
+        # a bounded wait, so that Ctrl-C and SIGTERM stop the sweep (and Ray) between two
+        ready_list, _ = ray.wait(list(pending), num_returns=1, timeout=_WAIT_S)
+        if not ready_list:
+            continue
+        (ready,) = ready_list
         run = pending.pop(ready)
         try:
             outcome = store(*ray.get(ready), task)
