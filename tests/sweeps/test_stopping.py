@@ -40,11 +40,18 @@ def _processes(marker: str) -> list[int]:
     return found
 
 
+def _interruptible() -> None:
+    """In the job's process before it starts: Ctrl-C's default, as in a terminal. A process
+    started in the background by a non-interactive shell (as CI may run the suite) inherits
+    SIGINT ignored, and Python then leaves it ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(arguments: list[str], out: Path, log: Path) -> subprocess.Popen:
     """The job, started once its coordinator and two workers run and a run is stored."""
     job = subprocess.Popen([sys.executable, "-m", "ndpsim", *arguments, "--jobs", "2",
                             "--out", str(out)], stdout=log.open("w"), stderr=subprocess.STDOUT,
-                           start_new_session=True)  # fmt: skip
+                           start_new_session=True, preexec_fn=_interruptible)  # fmt: skip
     deadline = time.monotonic() + START_S
     while time.monotonic() < deadline:
         if job.poll() is not None:
