@@ -14,10 +14,21 @@ from ndpsim.errors import NdpsimError
 
 def read_text(path: Path, error: type[NdpsimError]) -> str:
     """The UTF-8 text of ``path``; any failure raises ``error`` with a one-line message."""
+    return decode_text(read_bytes(path, error), path, error)
+
+
+def read_bytes(path: Path, error: type[NdpsimError]) -> bytes:
+    """The bytes of ``path`` (for a reader that looks at them before decoding them); a file
+    that cannot be read raises ``error`` with a one-line message."""
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
         raise error(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def decode_text(data: bytes, path: Path, error: type[NdpsimError]) -> str:
+    """``data``, read from ``path``, as UTF-8 text; bytes that are not raise ``error`` naming
+    the line and column of the first."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

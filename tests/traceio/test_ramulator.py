@@ -269,7 +269,7 @@ def test_the_vectorised_reader_agrees_with_the_line_reader(lines, final_newline)
         path = Path(tmp) / "trace.ldst"
         path.write_text("\n".join(lines) + ("\n" if final_newline else ""), encoding="utf-8")
         vectorised = ramulator._vectorised(path.read_bytes())
-        by_line = _outcome(ramulator._read_line_by_line, path)
+        by_line = _outcome(lambda p: ramulator._read_line_by_line(p.read_bytes(), p), path)
         assert _outcome(read_ldst, path) == by_line
         if vectorised is not None:  # it read them itself: what the line reader reads
             assert (vectorised[0].tolist(), vectorised[1].tolist()) == by_line

@@ -27,7 +27,7 @@ from ndpsim.experiments.paper import Paper, Study, Switch, papers
 from ndpsim.experiments.reproduction import Reproduction, plan
 from ndpsim.experiments.store import ResultStore
 from ndpsim.reports import reproduction as report
-from ndpsim.workloads.params import parse_param_options, shown
+from ndpsim.workloads.params import name_suffix, parse_param_options
 
 reproduce_app = App(help="Reproduce a paper's key results.", no_args_is_help=True)
 app.add_typer(reproduce_app, name="reproduce")
@@ -113,8 +113,7 @@ def _reproduce(paper: Paper, *, size: str, workloads: str | None, systems: str |
     start = time.perf_counter()
     default = paper.directory(size, reproduction.switches)
     default += _subset_suffix(names, paper.workloads, "")
-    if given:  # a run of other inputs never replaces the sizes' own
-        default += "-" + shown(given).replace(" ", "-")
+    default += name_suffix(given)  # a run of other inputs never replaces the sizes' own
     if chosen:
         default += _subset_suffix([v.name for v in reproduction.variants], paper.variant_names,
                                   "only-")  # fmt: skip
@@ -134,27 +133,20 @@ def _reproduce(paper: Paper, *, size: str, workloads: str | None, systems: str |
         _say_where(path, out, start)
         return
     store = ResultStore(output_directory(runs_dir or out, "--runs"))
-    with stops_cleanly(store, "the same command"):
-        _reproduce_runs(paper, reproduction, size, seed, seeds, jobs, store, fresh, path, out,
-                        start)  # fmt: skip
-
-
-def _reproduce_runs(paper: Paper, reproduction: Reproduction, size: str, seed: int, seeds: int,
-                    jobs: int | None, store: ResultStore, fresh: bool, path: Path, out: Path,
-                    start: float) -> None:  # fmt: skip
-    """The runs of a reproduction with one seed or several, and what is drawn from them."""
     label = paper.name.upper()
     if seeds > 1:
-        docs = {s: reproduction.document(_run(f"{label} at {size}, seed {s}", reproduction, s,
-                                              jobs, store, not fresh), s)
-                for s in range(seed, seed + seeds)}  # fmt: skip
+        with stops_cleanly(store, "the same command"):
+            docs = {s: reproduction.document(_run(f"{label} at {size}, seed {s}", reproduction,
+                                                  s, jobs, store, not fresh), s)
+                    for s in range(seed, seed + seeds)}  # fmt: skip
         doc = seed_study.document(docs, paper.name)
         write_json(path, doc)
         _show(report.seeds(paper, doc, out))
         _say_where(path, out, start)
         return
     results = _studies(paper.studies, seed)
-    runs = _run(f"{label} at {size}", reproduction, seed, jobs, store, not fresh)
+    with stops_cleanly(store, "the same command"):
+        runs = _run(f"{label} at {size}", reproduction, seed, jobs, store, not fresh)
     doc = {**reproduction.document(runs, seed), **results}
     write_json(path, doc)
     _show(report.figures(paper, doc, out))

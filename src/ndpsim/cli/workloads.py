@@ -22,7 +22,13 @@ from ndpsim.cli.paths import output_directory, output_file, write_json
 from ndpsim.cli.progress import tracking
 from ndpsim.trace.work import LINE_BYTES
 from ndpsim.workloads import SIZES, get_workload, run_workload, workload_names
-from ndpsim.workloads.params import params_for_each, parse_param_options, shown, shown_value
+from ndpsim.workloads.params import (
+    name_suffix,
+    params_for_each,
+    parse_param_options,
+    shown,
+    shown_value,
+)
 from ndpsim.workloads.replay import save_run
 
 workloads_app = App(help="The kernel suite.", no_args_is_help=True)
@@ -102,8 +108,8 @@ def run(
     """Interpret every workload, check it against its NumPy reference, and tabulate its work
     and the global data its kernels touch (data MiB)."""
     names = _selected(options.prefer(workloads, only, "--only"))
-    declared = {name: get_workload(name).sizes[size] for name in names}
-    given = params_for_each(declared, parse_param_options(params))
+    asked = parse_param_options(params)
+    given = params_for_each({name: get_workload(name).sizes[size] for name in names}, asked)
     for name in names:
         get_workload(name)(size, seed, given[name])  # a bad value fails before anything runs
     limits = limits_from(max_instructions, max_launches, max_trace_gb, max_device_gb)
@@ -116,8 +122,7 @@ def run(
         for name in names:
             result = run_workload(name, size, seed, params=given[name], limits=limits)
             if save_traces_dir is not None:
-                chosen = result.workload.chosen  # a run of other inputs has a directory of its own
-                suffix = "-" + shown(chosen).replace(" ", "-") if chosen else ""
+                suffix = name_suffix(result.workload.chosen)  # other inputs, another directory
                 save_run(result, save_traces_dir / f"{name}-{size}{suffix}")
             rows.append(
                 {
@@ -134,7 +139,7 @@ def run(
                 }
             )
             progress.advance(name)
-    chosen = f", --param {shown(parse_param_options(params))}" if params else ""
+    chosen = f", --param {shown(asked)}" if asked else ""
     table = Table(
         title=f"kernel suite at size {size!r} (seed {seed}{chosen})", title_justify="left",
         box=box.SIMPLE_HEAD, pad_edge=False,

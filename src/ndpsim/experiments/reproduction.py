@@ -92,11 +92,10 @@ def plan(paper: str | Paper, *, size: str = "small", workloads: Sequence[str] | 
     variants, changed = apply_overrides(paper.variants(wanted, **switches), tree)
     names = list(paper.workloads) if workloads is None else [w.lower() for w in workloads]
     # an unknown name, parameter or value fails now, with what is known
-    declared = {name: get_workload(name).sizes[size] for name in names}
-    chosen = {}
-    for name, given in params_for_each(declared, params or {}).items():
-        if given:
-            chosen[name] = tuple(get_workload(name)(size, 0, given).chosen.items())
+    classes = {name: get_workload(name) for name in names}
+    given = params_for_each({name: cls.sizes[size] for name, cls in classes.items()}, params or {})
+    chosen = {name: tuple(classes[name](size, 0, values).chosen.items())
+              for name, values in given.items() if values}  # fmt: skip
     return Reproduction(paper, size, tuple(names), tuple(variants), switches, changed, alone,
                         chosen)  # fmt: skip
 

@@ -100,13 +100,14 @@ def expand(study: Study) -> Plan:
     swept = [k for k in study.swept if not k.startswith(PARAM_PREFIX)]
     for workload, size, seed in inputs:
         declared = get_workload(workload).sizes[size]
+        # each point's workload parameters, as a run holds them and as its key covers them
+        point_params = [_params(study, point, workload, declared) for point in all_points]
+        keyed = [json.loads(json.dumps(dict(params))) for params in point_params]
         for system in study.systems:
-            for point in all_points:
-                params = _params(study, point, workload, declared)
+            for point, params, param in zip(all_points, point_params, keyed, strict=True):
                 received = {k: v for k, v in point.items() if system.receives(k)}
                 config, hashed, identity = _configured(study, system, received, configs)
-                given = {"workload": workload, "size": size, "seed": seed,
-                         "param": json.loads(json.dumps(dict(params)))}  # fmt: skip
+                given = {"workload": workload, "size": size, "seed": seed, "param": param}
                 key = run_key({**identity, **given, "study_system": system.name})
                 if key not in runs:
                     runs[key] = Run(key, system.name, system.preset, config, hashed,

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ndpsim.errors import TraceFormatError
-from ndpsim.textfile import read_text
+from ndpsim.textfile import decode_text, read_bytes
 from ndpsim.trace.npz import NpzArchive
 
 #: What separates fields: ASCII blanks only (``str.split`` would also take Unicode spaces).
@@ -43,20 +43,17 @@ def read_ldst(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     path = Path(path)
     if path.suffix == ".npz":
         return _read_npz(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise TraceFormatError(f"{path}: cannot read ({exc.strerror})") from None
+    data = read_bytes(path, TraceFormatError)
     requests = _vectorised(data)
     if requests is not None:
         return requests
-    return _read_line_by_line(path)
+    return _read_line_by_line(data, path)
 
 
-def _read_line_by_line(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`read_ldst` of a text trace, a line at a time: the reader of record, which names
-    the first line that breaks the format."""
-    text = read_text(path, TraceFormatError)
+def _read_line_by_line(data: bytes, path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`read_ldst` of a text trace's bytes ``data``, read from ``path``, a line at a
+    time: the reader of record, which names the first line that breaks the format."""
+    text = decode_text(data, path, TraceFormatError)
     ops: list[str] = []
     addresses: list[int] = []
     for number, line in enumerate(text.split("\n"), start=1):

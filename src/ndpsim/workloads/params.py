@@ -79,6 +79,13 @@ def shown(params: Mapping[str, Any]) -> str:
     return " ".join(f"{key}={shown_value(value)}" for key, value in params.items())
 
 
+def name_suffix(params: Mapping[str, Any]) -> str:
+    """What a directory or file name of a run with ``params`` adds to its size's name
+    (``-n=4096-block=128``; nothing without parameters), so that it never replaces the
+    size's own."""
+    return "".join(f"-{key}={shown_value(value)}" for key, value in params.items())
+
+
 def _converted(workload: str, key: str, declared: Any, value: Any) -> Any:
     where = f"workload {workload!r} parameter {key!r}"
     if isinstance(declared, bool):
@@ -144,5 +151,5 @@ def _boolean(where: str, value: Any) -> bool:
     raise WorkloadError(f"{where}: expected true or false, got {value!r}")
 
 
-__all__ = ["MAX_INTEGER", "params_for_each", "parse_param_options", "shown", "shown_value",
-           "with_params"]  # fmt: skip
+__all__ = ["MAX_INTEGER", "name_suffix", "params_for_each", "parse_param_options", "shown",
+           "shown_value", "with_params"]  # fmt: skip
