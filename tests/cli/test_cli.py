@@ -272,6 +272,15 @@ def test_systems_lists_the_presets():
     assert "gpu-baseline" in result.output and "sndp-baseline" in result.output
 
 
+def test_the_listed_descriptions_are_those_the_presets_load_with():
+    # the listing reads the files without validating them; a loaded preset has the same
+    from ndpsim.systems import load_system_config
+    from ndpsim.systems.kinds import system_preset_descriptions
+
+    for name, description in system_preset_descriptions():
+        assert description == load_system_config(name).description, name
+
+
 def test_systems_shows_every_key_of_a_preset_and_what_set_it():
     result = runner.invoke(
         app, ["systems", "tom-ndp", "--set", "sm.count=32"], env={"COLUMNS": "200"}

@@ -28,7 +28,9 @@ WIDE = {"COLUMNS": "200"}
 
 def _commands(command=None, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], object]]:
     """(path, command) for every command and group of the app, the root first."""
-    command = command or typer.main.get_command(app)
+    if command is None:
+        command = typer.main.get_command(app)
+        command.load_all()  # the root imports a command's module on first use
     yield path, command
     if isinstance(command, TyperGroup):
         for name, sub in sorted(command.commands.items()):

@@ -64,8 +64,8 @@ class App(typer.Typer):
     """A :class:`typer.Typer` whose group and commands are :class:`Group` and
     :class:`Command`."""
 
-    def __init__(self, **settings: Any) -> None:
-        super().__init__(cls=Group, **settings)
+    def __init__(self, *, cls: type[Group] = Group, **settings: Any) -> None:
+        super().__init__(cls=cls, **settings)
 
     def command(self, name: str | None = None, **settings: Any) -> Any:
         return super().command(name, cls=settings.pop("cls", Command), **settings)

@@ -21,7 +21,7 @@ from ndpsim.cli.main import console
 from ndpsim.cli.paths import to_stdout
 from ndpsim.errors import ConfigError
 from ndpsim.systems import system_preset_names
-from ndpsim.workloads import SIZES, workload_names
+from ndpsim.workloads.params import SIZES
 
 #: Each shared option's long name: its short flag (or None) and the word for its value.
 VOCABULARY: dict[str, tuple[str | None, str]] = {
@@ -78,12 +78,16 @@ SYSTEM = _option(..., "--system", f"System preset: {_listed(system_preset_names(
 def workload(default: str) -> Any:
     """``--workload``, one of the suite or a .py file defining one; ``default`` says what runs
     without it."""
+    from ndpsim.workloads import workload_names
+
     return _option(None, "--workload", f"Workload of the suite: {_listed(workload_names())}; or "
                    f"a .py file defining one (docs/workloads.md; default: {default}).")  # fmt: skip
 
 
 def workloads(default: str) -> Any:
     """``--workloads``, a subset of the suite; ``default`` says which run without it."""
+    from ndpsim.workloads import workload_names
+
     return _option(None, "--workloads", "Comma-separated workloads, any of "
                    f"{_listed(workload_names())} (default: {default}).")  # fmt: skip
 

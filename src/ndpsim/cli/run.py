@@ -3,7 +3,6 @@ counter written as JSON."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,8 +35,6 @@ from ndpsim.systems import (
     load_system_config,
     resolved_config,
     run_system,
-    system_preset_names,
-    system_settings,
 )
 from ndpsim.workloads.params import parse_param_options
 
@@ -173,36 +170,4 @@ def _print_summary(system: str, workload: str, size: str, result: RunResult) -> 
     for label, value in result.summary_rows():
         table.add_row(label, value)
     table.add_row("wall time", f"{result.wall_seconds:.2f} s")
-    console.print(table)
-
-
-@app.command("systems")
-@reports_errors
-def list_systems(
-    name: str = typer.Argument(
-        None,
-        metavar="PRESET",
-        help=f"A preset ({', '.join(system_preset_names())}) or .toml "
-        "file to show key by key (default: list the presets).",
-    ),
-    overrides: list[str] = options.SYSTEM_OVERRIDES,
-) -> None:
-    """List the system presets, or show every key of one with the file and line that set it."""
-    if name is None:
-        table = Table()
-        table.add_column("system")
-        table.add_column("description")
-        for preset in system_preset_names():
-            table.add_row(preset, load_system_config(preset).description)
-        console.print(table)
-        return
-    table = Table(title=f"{name}: every key, and what set it")
-    for column in ("key", "value", "set by", "note"):
-        table.add_column(column, overflow="fold")
-    for setting in system_settings(name, parse_overrides(overrides)):
-        value = "-" if setting.value is None else json.dumps(setting.value)
-        note = escape(setting.comment)
-        if setting.description:
-            note += ("\n" if note else "") + f"[dim]{escape(setting.description)}[/]"
-        table.add_row(escape(setting.key), escape(value), escape(setting.origin), note)
     console.print(table)

@@ -29,7 +29,7 @@ from ndpsim.frontend.ir import Function, Module, Space
 from ndpsim.frontend.layout import layout, shared_variables
 from ndpsim.frontend.parser import MAX_VARIABLE_BYTES
 from ndpsim.simt import stacks
-from ndpsim.simt.limits import HOW_TO_RAISE, Limits, TraceMeter
+from ndpsim.simt.limits import DEFAULT_CHUNK_THREADS, HOW_TO_RAISE, Limits, TraceMeter
 from ndpsim.simt.memory import DeviceMemory
 from ndpsim.simt.semantics import Decoder, Executor, Step
 from ndpsim.simt.state import FULL_MASK, WARP_SIZE, ChunkGeometry, ThreadState
@@ -37,9 +37,6 @@ from ndpsim.simt.values import integer_bits, numpy_dtype
 from ndpsim.trace.trace import LaunchInfo, Trace, compact_addresses
 
 _LANE_BITS = (np.uint32(1) << np.arange(WARP_SIZE, dtype=np.uint32)).astype(np.uint32)
-
-#: Default cap on threads interpreted together (registers take ~4-8 bytes each per thread).
-DEFAULT_CHUNK_THREADS = 1 << 17
 
 
 @dataclass(frozen=True)

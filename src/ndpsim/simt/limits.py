@@ -26,6 +26,9 @@ DEFAULT_LAUNCHES = 100_000
 #: suite's largest chunk takes about 0.4 GB); a chunk is made smaller rather than exceed it.
 DEFAULT_CHUNK_BYTES = 1 << 30
 
+#: Default cap on threads interpreted together (registers take ~4-8 bytes each per thread).
+DEFAULT_CHUNK_THREADS = 1 << 17
+
 #: What to tell a user whose run hit a bound.
 HOW_TO_RAISE = (
     "ndpsim run / ndpsim workloads run take {option}; the Python API takes Limits({key}=...)"

@@ -16,7 +16,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import ConfigDict, create_model
 
@@ -29,9 +29,11 @@ from ndpsim.config import (
     settings,
     validate,
 )
-from ndpsim.engine.timeline import Timeline
 from ndpsim.errors import ConfigError
 from ndpsim.registry import Registry
+
+if TYPE_CHECKING:
+    from ndpsim.engine.timeline import Timeline
 
 
 @runtime_checkable
@@ -129,6 +131,21 @@ def _validate(data: dict, source: str, files: list[str]) -> Any:
 
 def system_preset_names() -> list[str]:
     return preset_names("systems")
+
+
+def system_preset_descriptions() -> list[tuple[str, str]]:
+    """Each system preset's name and ``description`` (inherited from its base if it has none of
+    its own), read from the files without validating them (a preset is validated when it is
+    loaded), so that listing the presets needs no system kind's code."""
+    listed = []
+    for name in system_preset_names():
+        data, files = preset_tree("systems", name)
+        description = data.get("description", "")
+        if not isinstance(description, str):
+            raise ConfigError(f"{files[0]}: 'description': expected a string, got "
+                              f"{description!r}")  # fmt: skip
+        listed.append((name, description))
+    return listed
 
 
 def _load(name: str, overrides: dict | None) -> tuple[Any, list[str]]:

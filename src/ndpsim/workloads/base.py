@@ -20,22 +20,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from ndpsim.errors import NdpsimError, SimulationError, WorkloadError
-from ndpsim.frontend.ir import Module
-from ndpsim.ptx import load_module
 from ndpsim.registry import load_plugins
 from ndpsim.seeding import generator
-from ndpsim.simt.interpreter import DEFAULT_CHUNK_THREADS, launch
-from ndpsim.simt.limits import HOW_TO_RAISE, Limits, TraceMeter
-from ndpsim.simt.memory import DeviceMemory
-from ndpsim.trace.trace import MemorySpace, Trace
-from ndpsim.workloads.params import shown, with_params
+from ndpsim.simt.limits import DEFAULT_CHUNK_THREADS, HOW_TO_RAISE, Limits, TraceMeter
+from ndpsim.workloads.params import SIZES, shown, with_params
 
-SIZES = ("tiny", "small", "paper")
+if TYPE_CHECKING:  # the interpreter (and numba) is imported when a workload runs, not listed
+    from ndpsim.frontend.ir import Module
+    from ndpsim.simt.memory import DeviceMemory
+    from ndpsim.trace.trace import Trace
+
 KERNEL_DIR = Path(__file__).parent / "kernels"
 
 
@@ -45,6 +44,8 @@ def kernel_module(name: str) -> Module:
     path = KERNEL_DIR / f"{name}.ptx"
     if not path.exists():
         raise WorkloadError(f"no PTX for kernel module {name!r} (looked for {path})")
+    from ndpsim.ptx import load_module
+
     return load_module(path)
 
 
@@ -59,6 +60,8 @@ def ptx_file_module(path: Path) -> Module:
 
 @cache
 def _parsed(path: Path, mtime_ns: int, size: int) -> Module:
+    from ndpsim.ptx import load_module
+
     return load_module(path)
 
 
@@ -74,6 +77,8 @@ class Device:
         chunk_threads: int = DEFAULT_CHUNK_THREADS,
         limits: Limits | None = None,
     ):
+        from ndpsim.simt.memory import DeviceMemory
+
         self.module = module
         self.limits = limits or Limits()
         self.memory = memory or DeviceMemory(limit_bytes=self.limits.device_bytes)
@@ -104,6 +109,8 @@ class Device:
                 f"{self.limits.launches:,} launches (a host loop that never ends?); "
                 + HOW_TO_RAISE.format(option="--max-launches", key="launches")
             )
+        from ndpsim.simt.interpreter import launch
+
         trace = launch(
             self.module, kernel, grid, block, args, self.memory,
             shared_bytes=shared_bytes, chunk_threads=self.chunk_threads, record=self.record,
@@ -251,6 +258,8 @@ class WorkloadRun:
         This, not what the host allocates, is what competes for the GPU's caches: a size is
         chosen so that it exceeds them (docs/workloads.md).
         """
+        from ndpsim.trace.trace import MemorySpace
+
         lines = np.zeros(0, dtype=np.uint64)
         for trace in self.traces:
             is_global = trace.mem_space[trace.memory_lanes()] == MemorySpace.GLOBAL

@@ -21,6 +21,10 @@ from typing import Any
 
 from ndpsim.errors import WorkloadError
 
+#: The sizes every workload declares its parameters for: ``tiny`` for tests, ``small`` by
+#: default, ``paper`` for reproductions (docs/workloads.md#sizes).
+SIZES = ("tiny", "small", "paper")
+
 #: The largest integer parameter: the kernels take sizes as signed 32-bit integers.
 MAX_INTEGER = 2**31 - 1
 
