@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -28,12 +29,12 @@ from dram import CASES, anchor_trace  # the anchor traces, as bench/dram.py draw
 NDPSIM = [sys.executable, "-m", "ndpsim"]
 
 
-def best_wall(command: list[str], repeat: int) -> float:
+def best_wall(command: list[str], repeat: int, env: dict[str, str] | None = None) -> float:
     """The shortest wall time of ``command`` over ``repeat`` fresh processes."""
     best = float("inf")
     for _ in range(repeat):
         start = time.perf_counter()
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=env)
         best = min(best, time.perf_counter() - start)
     return best
 
@@ -52,6 +53,20 @@ def dram_trace(path: Path, repeat: int) -> tuple[float, float]:
     return whole, simulation
 
 
+def numba_floor(repeat: int) -> float:
+    """The whole process of importing numba and calling one trivial function loaded from its
+    on-disk cache: what any process that runs compiled code pays before its own work (numba
+    sets up its typing and lowering registries on the first call, cached or not)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        program = Path(tmp) / "one_cached_function.py"
+        program.write_text(
+            "import numba\n\n@numba.njit(cache=True)\ndef one(x):\n    return x + 1\n\none(1)\n"
+        )
+        command = [sys.executable, str(program)]
+        subprocess.run(command, check=True, env={**os.environ, "NUMBA_CACHE_DIR": tmp})
+        return best_wall(command, repeat, env={**os.environ, "NUMBA_CACHE_DIR": tmp})
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default=",".join(CASES))
@@ -63,6 +78,10 @@ def main() -> int:
     print(f"start-up, best of {args.repeat + 2}: python -c 'import numpy' {numpy_s:.2f} s, "
           f"ndpsim --help {help_s:.2f} s ({help_s / numpy_s:.1f}x), ndpsim systems "
           f"{systems_s:.2f} s ({systems_s / numpy_s:.1f}x)")  # fmt: skip
+    numba_s = numba_floor(args.repeat + 2)
+    print(f"numba's own share of any run, best of {args.repeat + 2}: a process that imports "
+          f"numba and calls one cached function takes {numba_s:.2f} s, "
+          f"{numba_s - numpy_s:.2f} s more than importing NumPy")  # fmt: skip
     print(f"\nndpsim dram-trace, hbm2-anchor, best of {args.repeat} (s)")
     print(f"{'trace':6}{'format':>7}{'whole':>8}{'simulation':>12}{'rest':>7}{'text/npz':>10}")
     with tempfile.TemporaryDirectory() as tmp:
