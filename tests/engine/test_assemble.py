@@ -72,8 +72,8 @@ _loop = njit(assemble(Toy, HANDLERS, (Clock(_next, _tick),), short_of_room=_shor
                       finished=_finished, requested=_requested, home=__name__))  # fmt: skip
 
 
-def advance(st: Toy, until: int) -> tuple[int, int]:
-    return _loop(*references(st), until)
+def advance(st: Toy, until: int, until_events: int = NEVER) -> tuple[int, int]:
+    return _loop(*references(st), until, until_events)
 
 
 def _toy(ticks: int, ask_at: int = -1) -> Toy:

@@ -22,7 +22,7 @@ class Toy(loop.Model):
         self.untils: list[int] = []
         self.grown = 0
 
-    def advance(self, until_ps):
+    def advance(self, until_ps, until_events=loop.NEVER):
         self.untils.append(until_ps)
         if self.script:
             return self.script.pop(0)
@@ -143,3 +143,25 @@ def test_a_compiled_model_stopped_every_few_cycles_gives_the_same_result(monkeyp
     cut = run_dram_trace(preset, addresses, writes)
     assert stops and (cut.cycles, cut.inject_cycles, cut.stats) == (
         whole.cycles, whole.inject_cycles, whole.stats)  # fmt: skip
+
+
+def test_a_stepped_run_yields_where_its_pause_says_and_ends_as_a_whole_run():
+    pause = loop.Pause()
+    toy = Toy([5, 30, 70])
+    stepping = loop.steps(toy, 0, pause=pause, epoch_ps=20)
+    pause.next_ps = 25
+    assert next(stepping) == 25
+    assert toy.left == [30, 70]  # nothing past the pause was done
+    pause.next_ps = 31
+    assert next(stepping) == 31
+    assert loop.to_the_end(stepping) == 70
+    assert loop.run(Toy([5, 30, 70]), 0, epoch_ps=20) == 70
+
+
+def test_a_stop_after_a_number_of_events_needs_a_pause_that_asked_for_it():
+    pause = loop.Pause()
+    toy = Toy([5, 30], script=[(loop.EVENTS, 3)])
+    stepping = loop.steps(toy, 0, pause=pause, epoch_ps=20)
+    assert next(stepping) == 3
+    with pytest.raises(SimulationError, match="no pause asked for it"):
+        loop.run(Toy([5], script=[(loop.EVENTS, 3)]), 0)

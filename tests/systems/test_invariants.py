@@ -41,10 +41,14 @@ def _tamper(monkeypatch, name, corrupt, before=False):
     original = getattr(owner, name)
     signature = inspect.signature(original)
 
-    def tampered(*args, **kwargs):
+    def arguments(args, kwargs):
         state = dict(signature.bind(*args, **kwargs).arguments)
         if isinstance(state.get("state"), model.GpuState):
             state.update(state["state"]._asdict())
+        return state
+
+    def tampered(*args, **kwargs):
+        state = arguments(args, kwargs)
         if before:
             corrupt(state)
         result = original(*args, **kwargs)
@@ -52,7 +56,17 @@ def _tamper(monkeypatch, name, corrupt, before=False):
             corrupt(state)
         return result
 
-    monkeypatch.setattr(owner, name, tampered)
+    def tampered_steps(*args, **kwargs):  # a generator's work happens as it is iterated
+        state = arguments(args, kwargs)
+        if before:
+            corrupt(state)
+        result = yield from original(*args, **kwargs)
+        if not before:
+            corrupt(state)
+        return result
+
+    steps = inspect.isgeneratorfunction(original)
+    monkeypatch.setattr(owner, name, tampered_steps if steps else tampered)
 
 
 @pytest.mark.parametrize("workload", ["vadd", "bfs"])

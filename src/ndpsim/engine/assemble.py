@@ -14,8 +14,9 @@ The system gives the engine:
 
 Every one of these functions names the components it needs by their field names in the state
 (and the time as ``now``); the loop passes each exactly those. :func:`assemble` returns
-``advance(*state, until)`` for :mod:`ndpsim.engine.loop`. At one time, events come first, then
-the clocks in the order given: data arriving at ``t`` can be used by a unit that runs at ``t``.
+``advance(*state, until, until_events)`` for :mod:`ndpsim.engine.loop`. At one time, events
+come first, then the clocks in the order given: data arriving at ``t`` can be used by a unit
+that runs at ``t``.
 
 The loop is written out as the source of one flat function (the components as its parameters, a
 chain of ``if kind == k`` over the registered kinds, one branch per handler, the clocks
@@ -48,7 +49,7 @@ class Clock(NamedTuple):
 
 
 _LOOP = """
-def advance({fields}, until):
+def advance({fields}, until, until_events):
     now = 0
     while True:
         if short_of_room({short_of_room}):
@@ -67,26 +68,30 @@ def advance({fields}, until):
             return EPOCH_END, until
         if t_event == now:
             t, kind, a0, a1 = pop(events)
+            events.meta[3] += 1
 {dispatch}
             else:
                 raise SimulationError(UNHANDLED)
+            if events.meta[3] >= until_events:
+                return EVENTS, now
             continue
 {ticks}
         if requested({requested}):
             return REQUESTED, now
 """
 #: The loop's own variables, which no component may be named after.
-_LOOP_NAMES = frozenset({"until", "now", "done", "end", "t_event", "t", "kind", "a0",
-                         "a1"})  # fmt: skip
+_LOOP_NAMES = frozenset({"until", "until_events", "now", "done", "end", "t_event", "t", "kind",
+                         "a0", "a1"})  # fmt: skip
 
 
 def assemble(state_type: type, handlers: kinds.Handlers, clocks: Sequence[Clock], *,
              short_of_room: Callable, finished: Callable, requested: Callable,
              home: str) -> Callable:  # fmt: skip
-    """The loop ``advance(*references(state), until)`` of a system whose state is a
-    ``state_type``, as a Python function for the system to compile (``home`` names the
+    """The loop ``advance(*references(state), until, until_events)`` of a system whose state
+    is a ``state_type``, as a Python function for the system to compile (``home`` names the
     system's module, under whose name numba's cache keeps it). It runs until the work is done
-    (``FINISHED``), the next thing happens after ``until`` (``EPOCH_END``), it is short of room
+    (``FINISHED``), the next thing happens after ``until`` (``EPOCH_END``), the event queue has
+    had ``until_events`` events taken from it in all (``EVENTS``), it is short of room
     (``GROW``), nothing can happen although work is left (``STUCK``) or a controller's
     condition holds after a clock ran (``REQUESTED``); returns (status, time reached).
     ``handlers`` takes no registration afterwards: the loop holds those it has now."""
@@ -101,6 +106,7 @@ def assemble(state_type: type, handlers: kinds.Handlers, clocks: Sequence[Clock]
         "peek_time": ev.peek_time, "pop": ev.pop, "NEVER": NEVER,
         "SimulationError": SimulationError, "GROW": loop.GROW, "FINISHED": loop.FINISHED,
         "STUCK": loop.STUCK, "EPOCH_END": loop.EPOCH_END, "REQUESTED": loop.REQUESTED,
+        "EVENTS": loop.EVENTS,
         "UNHANDLED": f"{handlers.what}: an event of a kind without a handler was scheduled",
         "short_of_room": short_of_room, "finished": finished, "requested": requested,
         "__name__": home,

@@ -31,7 +31,8 @@ class EventQueue(NamedTuple):
     arg0: np.ndarray
     arg1: np.ndarray
     free: np.ndarray  # int64[capacity]: stack of free slots
-    meta: np.ndarray  # int64[3]: size, next sequence number, free slots
+    meta: np.ndarray  # int64[4]: size, next sequence number, free slots, events handled (the
+    # engine's loop counts those it popped, so that a stepped run can stop after so many)
 
 
 def event_queue(capacity: int = 1 << 16) -> EventQueue:
@@ -43,7 +44,7 @@ def event_queue(capacity: int = 1 << 16) -> EventQueue:
         arg0=np.zeros(capacity, dtype=np.int64),
         arg1=np.zeros(capacity, dtype=np.int64),
         free=np.arange(capacity - 1, -1, -1, dtype=np.int64),
-        meta=np.array([0, 0, capacity], dtype=np.int64),
+        meta=np.array([0, 0, capacity, 0], dtype=np.int64),
     )
 
 
@@ -125,6 +126,11 @@ def size(q: EventQueue) -> int:
     return int(q.meta[0])
 
 
+def handled(q: EventQueue) -> int:
+    """Events the engine's loop has taken from ``q`` so far."""
+    return int(q.meta[3])
+
+
 def grown(q: EventQueue) -> EventQueue:
     """The same events in a queue with twice the room."""
     capacity = q.heap_time.shape[0]
@@ -135,5 +141,5 @@ def grown(q: EventQueue) -> EventQueue:
     extra = np.arange(2 * capacity - 1, capacity - 1, -1, dtype=np.int64)
     bigger.free[: len(extra)] = extra
     bigger.free[len(extra) : len(extra) + free_now] = q.free[:free_now]
-    bigger.meta[:] = (q.meta[0], q.meta[1], len(extra) + free_now)
+    bigger.meta[:] = (q.meta[0], q.meta[1], len(extra) + free_now, q.meta[3])
     return bigger

@@ -197,8 +197,11 @@ class _TraceRun(loop.Model):
         self.at = self.state.at
         self._arguments = references(self.state)
 
-    def advance(self, until_ps: int) -> tuple[int, int]:
-        return advance(*self._arguments, until_ps)
+    def advance(self, until_ps: int, until_events: int = NEVER) -> tuple[int, int]:
+        return advance(*self._arguments, until_ps, until_events)
+
+    def events_handled(self) -> int:
+        return ev.handled(self.state.events)
 
     def progress(self) -> tuple[int, int]:
         served = self.state.dram.stats[:, [ctl.S_READS_DONE, ctl.S_WRITES_DONE]]

@@ -58,7 +58,9 @@ class RunResult(Protocol):
 @runtime_checkable
 class System(Protocol):
     """A simulated machine: built once from its config, it runs any number of workloads, each on
-    fresh hardware."""
+    fresh hardware. A kind whose runs can be stepped also defines ``start`` (the arguments of
+    ``run`` without ``timeline``), returning a :class:`ndpsim.systems.stepping.SteppedRun`
+    (:func:`start_system`)."""
 
     config: Any  # the kind's config model; every kind has ``name``, ``kind`` and ``seed``
 
@@ -205,6 +207,17 @@ def run_system(system: System, traces: Sequence[Any], module: Any, memory: Any,
         return system.run(traces, module, memory, seed=seed)
     check_records_timeline(system)
     return system.run(traces, module, memory, seed=seed, timeline=timeline)
+
+
+def start_system(system: System, traces: Sequence[Any], module: Any, memory: Any,
+                 seed: int | None = None) -> Any:  # fmt: skip
+    """``system.start``: the run of ``system.run``, for the caller to advance step by step
+    (:class:`ndpsim.systems.stepping.SteppedRun`). A kind offers it by defining ``start``."""
+    start = getattr(system, "start", None)
+    if start is None:
+        raise ConfigError(f"system kind {system.config.kind!r} cannot be stepped: it has no "
+                          "start() (docs/api.md#stepping-a-run)")  # fmt: skip
+    return start(traces, module, memory, seed=seed)
 
 
 def check_records_timeline(system: System) -> None:

@@ -52,6 +52,7 @@ import numpy as np
 from ndpsim.engine import events as ev
 from ndpsim.engine import fifo, kinds, loop
 from ndpsim.engine.assemble import assemble
+from ndpsim.engine.clock import NEVER
 from ndpsim.engine.reference import references
 from ndpsim.hw import cache as cachemod
 from ndpsim.hw import hops as hopsmod
@@ -612,8 +613,11 @@ class Launch(loop.Model):
         self._state = state
         self._arguments = references(state)  # what advance() takes: components by reference
 
-    def advance(self, until_ps: int) -> tuple[int, int]:
-        return advance(*self._arguments, until_ps)
+    def advance(self, until_ps: int, until_events: int = NEVER) -> tuple[int, int]:
+        return advance(*self._arguments, until_ps, until_events)
+
+    def events_handled(self) -> int:
+        return ev.handled(self.state.events)
 
     def grow(self) -> None:
         room = int(self.state.mem.params[M_HEADROOM])

@@ -60,7 +60,9 @@ from ndpsim.systems.gpu.results import (
     gpu_result,
 )
 from ndpsim.systems.gpu.timeline import GpuTimeline
+from ndpsim.systems.gpu.view import GpuRunView
 from ndpsim.systems.offload import build_offload_state
+from ndpsim.systems.stepping import SteppedRun
 from ndpsim.trace.instances import find_instances, first_access, instance_lines
 from ndpsim.trace.trace import Trace
 from ndpsim.trace.work import (
@@ -335,10 +337,26 @@ class GpuSystem:
         the place for run-time policies (offload controllers, migration agents) to look and act.
         It, SNDP's offload ratio and TOM's learned mapping are the engine loop's controllers.
         A ``timeline`` is filled with the run's counters window by window (:mod:`.timeline`)."""
+        return self.start(traces, module, memory, seed, on_epoch, timeline).finish()
+
+    def start(self, traces: list[Trace], module: Module, memory: DeviceMemory,
+              seed: int | None = None, on_epoch: Callable[[Epoch], None] | None = None,
+              timeline: Timeline | None = None) -> SteppedRun:  # fmt: skip
+        """The run of :meth:`run`, for its caller to advance step by step, look at and change
+        between steps (:class:`~ndpsim.systems.gpu.view.GpuRunView`), then finish. Nothing is
+        simulated until the first step."""
+        pause = loop.Pause()
+        page_table = self._page_table(memory, self.config.seed if seed is None else seed)
+        steps = self._steps(traces, module, memory, seed, on_epoch, timeline, pause, page_table)
+        view = next(steps)  # the hardware built, nothing simulated yet
+        return SteppedRun(steps, pause, view)
+
+    def _steps(self, traces, module, memory, seed, on_epoch, timeline, pause, page_table):
+        """:meth:`run` as a generator: first the run's view, then the time reached at every
+        pause; it returns the run's result."""
         c = self.config
         start_wall = time.perf_counter()
         seed = c.seed if seed is None else seed
-        page_table = self._page_table(memory, seed)
         works: list[Any] = [None] * len(traces)
         plan = None
         if c.ndp and c.ndp.mapping == "learned":  # the learning phase sees every launch
@@ -371,6 +389,8 @@ class GpuSystem:
         if learning is not None and learning.left:
             self._learning_latency(links, True)
         sampler = None if timeline is None else GpuTimeline(timeline, self.layout, labels, ratio)
+        view = GpuRunView(page_table, links, mem, dram, sm_stats, offload_stats)
+        yield view
         now = 0
         instructions = threads = 0
         for index, trace in enumerate(traces):
@@ -399,7 +419,10 @@ class GpuSystem:
                                               sm, mem, dram))  # fmt: skip
             state = model.GpuState(sm, work, l1, pool, links, events, sm_ports, page, mem, l2,
                                    amap, host, self.layout.hops, vaults, dram, off)  # fmt: skip
-            now, events, pool = self._run_kernel(state, now, trace, controllers, sampler, index)
+            view.kernel, view.in_flight = index, True
+            now, events, pool = yield from self._run_kernel(
+                state, now, trace, controllers, sampler, index, pause, view
+            )
             if learning is not None and learning.left:  # the phase goes on in the next launch
                 _record_seen(learning, index, off)
             if plan is not None:
@@ -407,6 +430,7 @@ class GpuSystem:
             sm_stats += sm.stats
             if off.stats.shape[0]:
                 offload_stats += off.stats
+            view.in_flight = False
             if off.credits_low.shape[0]:
                 fewest_credits = np.minimum(fewest_credits, off.credits_low.min(axis=0))
             instructions += trace.num_warp_instructions
@@ -581,16 +605,19 @@ class GpuSystem:
             f"SM has {c.warps} warps, {c.registers} registers and {c.shared_bytes} B"
         )
 
-    def _run_kernel(self, state: model.GpuState, start, trace, controllers, sampler, index):
+    def _run_kernel(self, state: model.GpuState, start, trace, controllers, sampler, index,
+                    pause, view):  # fmt: skip
         """Run one launch to its end on the engine's loop, which hands control to
-        ``controllers`` (and a timeline's ``sampler``) between epochs; returns its end and the
-        event queue and request pool (grown if the launch needed more)."""
+        ``controllers`` (and a timeline's ``sampler``) between epochs, and to the caller of a
+        stepped run where ``pause`` says; returns its end and the event queue and request pool
+        (grown if the launch needed more)."""
         stuck = partial(diagnose, state.sm, state.vaults, state.dram, trace=trace)
         launch = model.Launch(state, lambda pool, now: stuck(pool=pool, now=now))
+        view.launch = launch
         if sampler is not None:
             sampler.launch(state, index, trace.info.kernel, start)
             controllers = [*controllers, sampler]
-        end = loop.run(launch, start, controllers)
+        end = yield from loop.steps(launch, start, controllers, pause)
         if sampler is not None:
             sampler.launch_end(launch.state, end)
         s = launch.state
