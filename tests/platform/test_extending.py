@@ -103,6 +103,34 @@ def test_adding_a_cube_topology(workdir, capsys):
         CUBE_TOPOLOGIES.unregister("ring")
 
 
+def test_adding_a_core_kind(workdir):
+    from ndpsim.engine.clock import ClockDomain
+    from ndpsim.hw.core.contract import CORES, place_cores
+
+    try:
+        _execute("Adding a core kind", workdir)
+        config = load_system_config("tom-ndp")  # 4 stacks of 16 vaults
+        cores = place_cores(["sm", "beside_each_channel"], config, ClockDomain("sm", 714))
+        near = cores.groups[1]
+        assert near.count == 4 * 16 * 4
+        assert near.instance_labels()[:5] == [
+            "stack0.ch0.0",
+            "stack0.ch0.1",
+            "stack0.ch0.2",
+            "stack0.ch0.3",
+            "stack0.ch1.0",
+        ]
+        assert near.placements[-1].reaches() == "the banks of channel 15 of stack 3"
+        with pytest.raises(ConfigError, match="memory path takes requests only from units at "
+                           "host, logic-layer"):  # fmt: skip
+            place_cores(["sm", "beside_each_channel"], config, ClockDomain("sm", 714),
+                        sites=("host", "logic-layer"))  # fmt: skip
+    finally:
+        for name in ("slow_stack_sm", "beside_each_channel"):
+            if name in CORES.names():
+                CORES.unregister(name)
+
+
 def test_adding_a_system_kind(workdir, capsys, functional):
     try:
         _execute("Adding a system kind", workdir)

@@ -115,7 +115,8 @@ class SmState(NamedTuple):
     unit_slots: np.ndarray  # int64[sms]: warp slots of each unit (the arrays hold the most)
     stack: np.ndarray  # int64[sms]: the memory stack a unit sits in; -1 for a host core, which
     # takes the launch's CTAs (a stack unit runs the blocks offloaded to its stack)
-    stack_unit: np.ndarray  # int64[stacks]: the unit running each stack's offloads, or -1
+    stack_units: np.ndarray  # int64[stacks, most]: the units in each stack's logic layer, which
+    # run its offloaded blocks, padded with -1
     slot_warp: np.ndarray  # int64[sms, slots]: warp index in the launch, -1 when free
     slot_cta: np.ndarray  # int64[sms, slots]
     slot_pos: np.ndarray  # int64[sms, slots]: next instruction
@@ -178,7 +179,7 @@ def build_sm_state(params: np.ndarray, cores: Cores, stacks: int, registers: int
         period=period,
         unit_slots=unit_slots,
         stack=cores.stack(),
-        stack_unit=cores.stack_unit(stacks),
+        stack_units=cores.logic_layer_units(stacks),
         slot_warp=np.full(shape, -1, dtype=np.int64),
         slot_cta=np.full(shape, -1, dtype=np.int64),
         slot_pos=np.zeros(shape, dtype=np.int64),

@@ -151,6 +151,9 @@ class NdpConfig(Strict):
     )
     stack_warps: int = Field(48, ge=1, le=1024, description="warp slots of each stack "
                              "processor (TOM Table 1, SNDP Table 2), at most 1024")  # fmt: skip
+    stack_units: int = Field(1, ge=1, le=64, description="processors in each stack's logic "
+                             "layer (TOM and SNDP have one); an offloaded block runs on the "
+                             "first with a free warp slot, at most 64")  # fmt: skip
     offload_latency_cycles: Cycles = Field(10, ge=0, description="offload pipeline (sec. 4.2)")
     blocks: Literal["loops", "maximal"] = Field(
         "loops", description="TOM's candidate blocks (sec. 3.1): 'loops' takes each loop, with "

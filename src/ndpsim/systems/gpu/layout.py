@@ -11,7 +11,7 @@ from functools import cached_property
 from typing import Any
 
 from ndpsim.engine.clock import ClockDomain
-from ndpsim.hw.core.contract import Cores, place_cores
+from ndpsim.hw.core.contract import HOST, LOGIC_LAYER, Cores, place_cores
 from ndpsim.hw.dram.spec import DramPreset
 from ndpsim.hw.hops import Hops, build_hops
 from ndpsim.hw.host_interface import HostInterface, build_host_interface
@@ -26,7 +26,10 @@ def gpu_cores(config: GpuSystemConfig) -> Cores:
     kinds = ["sm"]
     if config.ndp:
         kinds.append(OFFLOAD_SCHEMES.get(config.ndp.offload).processor)
-    return place_cores(kinds, config, ClockDomain.from_ghz("sm", config.sm.clock_ghz))
+    # the GPU's memory path takes requests from the host's crossbar and the stacks' logic
+    # layers; units beside the banks need a system whose path reaches them (MPU's)
+    return place_cores(kinds, config, ClockDomain.from_ghz("sm", config.sm.clock_ghz),
+                       sites=(HOST, LOGIC_LAYER))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -45,8 +48,14 @@ class GpuLayout:
 
     @property
     def stack_slots(self) -> int:
-        """Warp slots of each stack processor: the offloads one stack takes at once."""
-        return max((g.warp_slots for g in self.cores.groups if g.kind.in_stack), default=0)
+        """Warp slots of a stack's processors together: the offloads one stack takes at once
+        (the most of any stack)."""
+        per_stack: dict[int, int] = {}
+        for g in self.cores.groups:
+            if g.kind.in_stack:
+                for stack in g.stacks:
+                    per_stack[stack] = per_stack.get(stack, 0) + g.warp_slots
+        return max(per_stack.values(), default=0)
 
     @property
     def sms(self) -> int:

@@ -437,11 +437,13 @@ def _offload_send(mem, host, hops, work, links, events, off, i, now):
 @HANDLERS.on(EV_OFFLOAD_ARRIVE)
 @compiled
 def _offload_arrive(sm, work, l1, off, events, i, now):
-    """An offload request reached its stack: it runs now if the stack SM has a free warp slot,
-    else waits for one, first come first served."""
+    """An offload request reached its stack: it runs now on the first of the stack's
+    processors with a free warp slot, else waits for one, first come first served."""
     d = off.inst_dest[i]
-    if smmod.start_offloaded(sm, work, l1, off, events, sm.stack_unit[d], i, now):
-        return
+    for k in range(sm.stack_units.shape[1]):
+        s = sm.stack_units[d, k]
+        if s >= 0 and smmod.start_offloaded(sm, work, l1, off, events, s, i, now):
+            return
     off.stats[d, ofl.K_QUEUED] += 1
     fifo.push(off.queue_head, off.queue_tail, off.inst_next, d, i)
 
