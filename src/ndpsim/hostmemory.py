@@ -10,12 +10,14 @@ the keys or the file, before anything is allocated.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from ndpsim.errors import NdpsimError
 
 MEMINFO = Path("/proc/meminfo")
+STATUS = Path("/proc/self/status")
 
 
 def available_bytes() -> int | None:
@@ -66,3 +68,45 @@ def check_fits(
         f"{what} needs about {size_text(total)} of memory, more than the {size_text(limit)} "
         f"available: {shares}"
     )
+
+
+def _address_space_bytes() -> int | None:
+    """This process's virtual memory now (Linux's ``VmSize``), or None where unknown."""
+    try:
+        for line in STATUS.read_text().splitlines():
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+@contextmanager
+def growth_bounded(extra_bytes: int) -> Iterator[None]:
+    """Within the block, the process may take at most ``extra_bytes`` more address space: an
+    allocation past that raises MemoryError at once, where Linux would otherwise promise the
+    memory and the out-of-memory killer end the process once it is touched (what a huge
+    ``--param`` asks of a workload's NumPy inputs). For code that only allocates (not for
+    compiling, whose tools reserve address space freely); unbounded where the system cannot
+    say its size or set the limit."""
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        yield
+        return
+    now = _address_space_bytes()
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if now is None:
+        yield
+        return
+    bound = now + extra_bytes
+    if hard != resource.RLIM_INFINITY:
+        bound = min(bound, hard)
+    if soft != resource.RLIM_INFINITY and soft <= bound:
+        yield  # already bounded at least as tightly
+        return
+    resource.setrlimit(resource.RLIMIT_AS, (bound, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))

@@ -4,11 +4,14 @@ they say."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ndpsim.errors import WorkloadError
+from ndpsim.hostmemory import growth_bounded
+from ndpsim.simt.limits import Limits
 from ndpsim.workloads import get_workload, run_workload
 from ndpsim.workloads.params import (
     MAX_INTEGER,
@@ -103,3 +106,23 @@ def test_a_combination_the_workload_cannot_run_names_the_parameters():
     with pytest.raises(WorkloadError, match=r"workload 'fwt' \(tiny\) cannot run with --param "
                        r"log2_kernel=12: ValueError: "):  # fmt: skip
         run_workload("fwt", "tiny", params={"log2_kernel": 12})
+
+
+def test_inputs_larger_than_the_device_budget_fail_before_they_are_made():
+    # 50M floats per array: 200 MB each, against a 64 MiB budget; refused as the parameter's
+    # error when NumPy asks for the memory, not after it took it
+    with pytest.raises(WorkloadError, match=r"--param n=50000000: MemoryError"):
+        run_workload("vadd", "tiny", params={"n": 50_000_000},
+                     limits=Limits(device_bytes=64 << 20))  # fmt: skip
+
+
+def test_a_bounded_block_refuses_growth_past_its_bound_and_restores_the_limit():
+    import resource
+
+    before = resource.getrlimit(resource.RLIMIT_AS)
+    with pytest.raises(MemoryError), growth_bounded(32 << 20):
+        np.ones(1 << 27)  # 1 GiB
+    assert resource.getrlimit(resource.RLIMIT_AS) == before
+    with growth_bounded(32 << 20):
+        small = np.ones(1 << 20)  # 8 MiB
+    assert small.sum() == 1 << 20

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from ndpsim.errors import NdpsimError, SimulationError, WorkloadError
+from ndpsim.hostmemory import growth_bounded
 from ndpsim.registry import load_plugins
 from ndpsim.seeding import generator
 from ndpsim.simt.limits import DEFAULT_CHUNK_THREADS, HOW_TO_RAISE, Limits, TraceMeter
@@ -323,12 +324,18 @@ def execute_workload(
     a file, or an own kernel."""
     module = workload.ptx_module()
     device = Device(module, record=record, chunk_threads=chunk_threads, limits=limits)
+    # the inputs and the reference are NumPy arrays the parameters size: bounded by the device
+    # memory's budget before they are made, not after (a MemoryError names the parameters)
+    budget = device.limits.device_bytes
     with _blaming_chosen_params(workload):
-        inputs = workload.inputs(workload.rng())
+        with growth_bounded(budget):
+            inputs = workload.inputs(workload.rng())
         start = time.perf_counter()
         outputs = workload.run(device, inputs)
         seconds = time.perf_counter() - start
-        check = workload.check(outputs, workload.reference(inputs))
+        with growth_bounded(budget):
+            reference = workload.reference(inputs)
+        check = workload.check(outputs, reference)
     return WorkloadRun(workload, device.traces, outputs, check, seconds, device.memory, module)
 
 
