@@ -136,8 +136,7 @@ def test_the_estimates_match_what_the_builders_allocate(preset):
                                       c.l1.mshrs)),
         _nbytes(cachemod.build_caches(c.l2.slices, c.l2.size_bytes // c.l2.slices, c.l2.ways,
                                       128, c.l2.mshrs, interleave=c.l2.slices)),
-        _nbytes(smmod.build_sm_state(system._sm_params(), system.cores, c.memory.cubes,
-                                     ASSUMED_REGISTERS, 1)),
+        _nbytes(smmod.build_sm_state(system._sm_params(), system.cores, ASSUMED_REGISTERS, 1)),
         _nbytes(rq.request_pool(4 * room)) + _nbytes(ev.event_queue(4 * room)),
         _nbytes(ctl.build_dram_state(system.system_dram)),
     ]  # fmt: skip

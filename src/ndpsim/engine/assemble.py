@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import inspect
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 from ndpsim.engine import events as ev
@@ -86,7 +86,7 @@ _LOOP_NAMES = frozenset({"until", "until_events", "now", "done", "end", "t_event
 
 def assemble(state_type: type, handlers: kinds.Handlers, clocks: Sequence[Clock], *,
              short_of_room: Callable, finished: Callable, requested: Callable,
-             home: str) -> Callable:  # fmt: skip
+             home: str, aliases: Mapping[str, str] | None = None) -> Callable:  # fmt: skip
     """The loop ``advance(*references(state), until, until_events)`` of a system whose state
     is a ``state_type``, as a Python function for the system to compile (``home`` names the
     system's module, under whose name numba's cache keeps it). It runs until the work is done
@@ -94,7 +94,9 @@ def assemble(state_type: type, handlers: kinds.Handlers, clocks: Sequence[Clock]
     had ``until_events`` events taken from it in all (``EVENTS``), it is short of room
     (``GROW``), nothing can happen although work is left (``STUCK``) or a controller's
     condition holds after a clock ran (``REQUESTED``); returns (status, time reached).
-    ``handlers`` takes no registration afterwards: the loop holds those it has now."""
+    ``handlers`` takes no registration afterwards: the loop holds those it has now.
+    ``aliases`` wire a parameter a component names after its own concept to the system's field
+    (the SIMT core's ``ext``, its extension, is the GPU's ``off``)."""
     fields = tuple(state_type._fields)
     clash = sorted(_LOOP_NAMES.intersection(fields))
     if "events" not in fields or clash or not clocks:
@@ -111,7 +113,7 @@ def assemble(state_type: type, handlers: kinds.Handlers, clocks: Sequence[Clock]
         "short_of_room": short_of_room, "finished": finished, "requested": requested,
         "__name__": home,
     }  # fmt: skip
-    wiring = _Wiring(handlers.what, fields)
+    wiring = _Wiring(handlers.what, fields, dict(aliases or {}))
     clock_times, ticks = [], []
     for k, clock in enumerate(clocks):
         namespace[f"next_{k}"], namespace[f"tick_{k}"] = clock.next_ps, clock.tick
@@ -154,15 +156,15 @@ class _Wiring:
     ``now`` the time; an event handler's ``kind`` gets the event's kind and its other
     parameters, in order, the event's two arguments."""
 
-    def __init__(self, what: str, fields: tuple[str, ...]):
-        self.what, self.fields = what, fields
+    def __init__(self, what: str, fields: tuple[str, ...], aliases: dict[str, str]):
+        self.what, self.fields, self.aliases = what, fields, aliases
 
     def arguments(self, function: Callable, event: bool = False) -> str:
         python = getattr(function, "py_func", function)
         values, event_arguments = [], ["a0", "a1"]
         for name in inspect.signature(python).parameters:
-            if name in self.fields:
-                values.append(name)
+            if self.aliases.get(name, name) in self.fields:
+                values.append(self.aliases.get(name, name))
             elif name == "now":
                 values.append("t" if event else "now")
             elif event and name == "kind":

@@ -17,6 +17,7 @@ def build_offload_state(work: KernelWork, candidates: Sequence[OffloadCandidate]
                         params: np.ndarray, tx_link: np.ndarray, rx_link: np.ndarray,
                         sms: int, credits: Sequence[int] = (0, 0, 0), random_state: int = 1,
                         observe: int = 0, probe: np.ndarray | None = None,
+                        stack_units: np.ndarray | None = None, slots: int = 1,
                         ) -> ofl.OffloadState:  # fmt: skip
     """The compiled model's view of one launch: instances with their destination stacks
     (``dest``, -1 when an instance touches no memory) and the stream position of their first
@@ -25,7 +26,9 @@ def build_offload_state(work: KernelWork, candidates: Sequence[OffloadCandidate]
     instruction's role, the NSU buffers' ``credits`` per stack (command, read data, write
     address) and the nonzero ``random_state`` of the random offload-ratio draws (a
     :func:`ndpsim.seeding.state63`). ``observe`` > 0 starts the
-    launch in TOM's learning phase, which still wants that many instances."""
+    launch in TOM's learning phase, which still wants that many instances. ``stack_units``
+    (int64[stacks, most], :meth:`ndpsim.hw.core.contract.Cores.logic_layer_units`) are the
+    processors that run each stack's blocks, and the units have ``slots`` warp slots at most."""
     cubes = int(params[ofl.O_CUBES])
     partitioned = params[ofl.O_EXECUTION] == ofl.EXECUTE_PARTITIONED
     pos_instance = np.full(len(work.inst), -1, dtype=np.int64)
@@ -47,6 +50,7 @@ def build_offload_state(work: KernelWork, candidates: Sequence[OffloadCandidate]
     control[ofl.C_RANDOM] = random_state  # a xorshift: never zero
     control[ofl.C_LEARNING] = int(observe > 0)
     control[ofl.C_LEARN_LEFT] = observe
+    default_units = np.full((cubes, 1), -1, dtype=np.int64)
     return ofl.OffloadState(
         params=params,
         pos_instance=pos_instance,
@@ -87,4 +91,8 @@ def build_offload_state(work: KernelWork, candidates: Sequence[OffloadCandidate]
         monitor=np.zeros(2 + 2 * cubes, dtype=np.int64),
         busy=np.zeros(2 * cubes, dtype=np.bool_),
         stats=np.zeros((cubes, len(ofl.OFFLOAD_STAT_NAMES)), dtype=np.int64),
+        slot_instance=np.full((sms, slots), -1, dtype=np.int64),
+        slot_decided=np.full((sms, slots), -1, dtype=np.int64),
+        slot_probe=np.full((sms, slots), -1, dtype=np.int64),
+        stack_units=default_units if stack_units is None else stack_units.astype(np.int64),
     )

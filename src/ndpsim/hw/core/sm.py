@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from ndpsim.engine import events as ev
-from ndpsim.engine import fifo, kinds
+from ndpsim.engine import kinds
 from ndpsim.engine.assemble import Clock
 from ndpsim.engine.clock import NEVER
+from ndpsim.engine.hooks import Hook
 from ndpsim.hw import cache as cachemod
 from ndpsim.hw import link as linkmod
 from ndpsim.hw import requests as rq
-from ndpsim.hw.gpu import offload as ofl
 from ndpsim.numba_cache import compiled
 from ndpsim.trace.trace import MemoryKind, MemorySpace
 from ndpsim.trace.work import (
@@ -65,10 +65,10 @@ from ndpsim.trace.work import (
 if TYPE_CHECKING:
     from ndpsim.hw.core.contract import Cores
 
-# slot states; a GPU warp whose block was offloaded waits for NSU buffer credits (SNDP,
-# CREDIT_WAIT) and its live-in registers (OFFLOAD_WAIT), then for the acknowledgement
-# (OFFLOADED; an SNDP warp first runs its part of the block)
-FREE, ACTIVE, BARRIER, DRAIN, OFFLOAD_WAIT, OFFLOADED, CREDIT_WAIT = 0, 1, 2, 3, 4, 5, 6
+# slot states; an extension's own states (a warp waiting for its offloaded block) come after
+# EXTENSION_STATES, and a slot in one of them never issues (its slot_ready is NEVER)
+FREE, ACTIVE, BARRIER, DRAIN = 0, 1, 2, 3
+EXTENSION_STATES = 4
 # the unit a slot's next instruction needs: none (ALU, branch, ...), the SFU, the LSU, or the
 # LSU and L1 MSHRs (global and local memory)
 U_NONE, U_SFU, U_LSU, U_LSU_MSHR = 0, 1, 2, 3
@@ -102,11 +102,9 @@ SM_STAT_NAMES = (
     "memory_instructions", "branch_instructions", "barriers", "cycles_evaluated", "clocks",
 )  # fmt: skip
 
-# events the SM emits: a request for the L2 (GPU SMs) or for the stack's vaults (stack SMs);
-# an offload request to send; a stack SM finished an offloaded block
-EV_L2_REQUEST, EV_NDP_REQUEST, EV_OFFLOAD_SEND, EV_OFFLOAD_DONE = kinds.declare(
-    __name__, "L2_REQUEST", "NDP_REQUEST", "OFFLOAD_SEND", "OFFLOAD_DONE"
-)
+# events the SM emits: a request for the L2 (host units) or for the stack's vaults (units in a
+# stack)
+EV_L2_REQUEST, EV_NDP_REQUEST = kinds.declare(__name__, "L2_REQUEST", "NDP_REQUEST")
 
 
 class SmState(NamedTuple):
@@ -115,8 +113,6 @@ class SmState(NamedTuple):
     unit_slots: np.ndarray  # int64[sms]: warp slots of each unit (the arrays hold the most)
     stack: np.ndarray  # int64[sms]: the memory stack a unit sits in; -1 for a host core, which
     # takes the launch's CTAs (a stack unit runs the blocks offloaded to its stack)
-    stack_units: np.ndarray  # int64[stacks, most]: the units in each stack's logic layer, which
-    # run its offloaded blocks, padded with -1
     slot_warp: np.ndarray  # int64[sms, slots]: warp index in the launch, -1 when free
     slot_cta: np.ndarray  # int64[sms, slots]
     slot_pos: np.ndarray  # int64[sms, slots]: next instruction
@@ -131,12 +127,7 @@ class SmState(NamedTuple):
     load_left: np.ndarray  # int64[sms, slots, load slots]: transactions still in flight
     load_pc: np.ndarray
     load_done: np.ndarray  # latest L1-hit completion among the load's transactions
-    slot_instance: np.ndarray  # int64[sms, slots]: offloaded instance the slot waits for (GPU
-    # SMs) or runs (stack SMs), -1 if none
     slot_writes: np.ndarray  # int64[sms, slots]: a stack slot's writes not yet acknowledged
-    slot_decided: np.ndarray  # int64[sms, slots]: stream position of the last offload decision
-    slot_probe: np.ndarray  # int64[sms, slots]: instance a GPU warp runs up to its first memory
-    # access, where the offload controller finishes its decision (TOM footnote 4), or -1
     sched_last: np.ndarray  # int64[sms, schedulers]: last slot issued (GTO), last scanned (LRR)
     sched_next: np.ndarray  # int64[sms, schedulers]: no slot of the scheduler can issue earlier
     # (a lower bound; a scheduler whose bound is in the future is not scanned)
@@ -163,11 +154,11 @@ class SmState(NamedTuple):
     stats: np.ndarray  # int64[sms, len(SM_STAT_NAMES)]
 
 
-def build_sm_state(params: np.ndarray, cores: Cores, stacks: int, registers: int,
-                   num_ctas: int, start: int = 0) -> SmState:  # fmt: skip
-    """The units of ``cores`` (:func:`ndpsim.hw.core.contract.place_cores`) in a system of
-    ``stacks`` memory stacks, with every slot free, sized for ``registers`` registers per warp
-    slot and a launch of ``num_ctas`` CTAs starting at ``start`` ps."""
+def build_sm_state(params: np.ndarray, cores: Cores, registers: int, num_ctas: int,
+                   start: int = 0) -> SmState:  # fmt: skip
+    """The units of ``cores`` (:func:`ndpsim.hw.core.contract.place_cores`), with every slot
+    free, sized for ``registers`` registers per warp slot and a launch of ``num_ctas`` CTAs
+    starting at ``start`` ps."""
     sms = int(params[S_COUNT])
     period = cores.period_ps()
     unit_slots = cores.slots()
@@ -179,7 +170,6 @@ def build_sm_state(params: np.ndarray, cores: Cores, stacks: int, registers: int
         period=period,
         unit_slots=unit_slots,
         stack=cores.stack(),
-        stack_units=cores.logic_layer_units(stacks),
         slot_warp=np.full(shape, -1, dtype=np.int64),
         slot_cta=np.full(shape, -1, dtype=np.int64),
         slot_pos=np.zeros(shape, dtype=np.int64),
@@ -192,10 +182,7 @@ def build_sm_state(params: np.ndarray, cores: Cores, stacks: int, registers: int
         load_left=np.zeros((sms, slots, loads), dtype=np.int64),
         load_pc=np.zeros((sms, slots, loads), dtype=np.int64),
         load_done=np.zeros((sms, slots, loads), dtype=np.int64),
-        slot_instance=np.full(shape, -1, dtype=np.int64),
         slot_writes=np.zeros(shape, dtype=np.int64),
-        slot_decided=np.full(shape, -1, dtype=np.int64),
-        slot_probe=np.full(shape, -1, dtype=np.int64),
         sched_last=np.zeros((sms, int(params[S_SCHEDULERS])), dtype=np.int64),
         sched_next=np.full((sms, int(params[S_SCHEDULERS])), NEVER, dtype=np.int64),
         sched_stall=np.full((sms, int(params[S_SCHEDULERS])), T_STALL_IDLE, dtype=np.int64),
@@ -216,6 +203,65 @@ def build_sm_state(params: np.ndarray, cores: Cores, stacks: int, registers: int
         counters=np.zeros(4, dtype=np.int64),
         stats=np.zeros((sms, len(SM_STAT_NAMES)), dtype=np.int64),
     )
+
+
+# --------------------------------------------------------------------- extension points
+# The core takes an ``ext`` argument it never reads: None, or the state of an extension (TOM's
+# and SNDP's offload execution, :mod:`ndpsim.hw.gpu.offload_execution`) that acts at these
+# points. Each default is what the core does on its own.
+
+#: What a hook that may take an instruction's issue answers.
+NOT_TAKEN, HAZARD, ISSUED = -1, 0, 1
+#: The packages whose modules implement the hooks.
+_EXTENSIONS = ("ndpsim.hw.gpu",)
+
+
+def _ready_at_now(ext, sm, work, s, w, pos, now):
+    """The earliest the instruction at ``pos`` may issue besides its operands (and the unit it
+    needs, in ``sm.slot_unit``, which an extension may change)."""
+    return now
+
+
+def _nothing_to_reset(ext, s, w):
+    """A warp starts in slot ``w``: what the extension keeps per slot starts afresh."""
+    return
+
+
+def _not_taken_over(ext, sm, events, s, w, now):
+    """Slot ``w`` ran its stream to the end: True if the extension takes the slot over (it ran
+    something else than a warp of the launch), else the warp finishes."""
+    return False
+
+
+def _not_parked(ext, sm, work, s, w, now):
+    """Slot ``w`` moved past an instruction: the extension may move it further, or park it
+    (True) in one of its own states."""
+    return False
+
+
+def _no_waiting_state(ext, sm, work, events, s, w, when):
+    """A load of slot ``w`` completed while the slot was in a state of the extension's."""
+    return
+
+
+def _core_issues(ext, sm, work, l1, pool, links, events, port, page, s, w, pos, now):
+    """Slot ``w`` is about to issue the instruction at ``pos``: the extension may take it
+    (ISSUED, or HAZARD if it could not), else the core issues it (NOT_TAKEN)."""
+    return NOT_TAKEN
+
+
+READY_FROM = Hook("the SIMT core's issue time", _ready_at_now, _EXTENSIONS)
+WARP_STARTED = Hook("the SIMT core's warp start", _nothing_to_reset, _EXTENSIONS)
+STREAM_TAKEN = Hook("the SIMT core's stream end", _not_taken_over, _EXTENSIONS)
+PARKED_AFTER = Hook("the SIMT core's next instruction", _not_parked, _EXTENSIONS)
+LOADED_WHILE_WAITING = Hook("the SIMT core's load completion", _no_waiting_state, _EXTENSIONS)
+ISSUE_TAKEN = Hook("the SIMT core's issue", _core_issues, _EXTENSIONS)
+_ready_from = READY_FROM.call
+_warp_started = WARP_STARTED.call
+_stream_taken = STREAM_TAKEN.call
+_parked_after = PARKED_AFTER.call
+_loaded_while_waiting = LOADED_WHILE_WAITING.call
+_issue_taken = ISSUE_TAKEN.call
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -242,23 +288,18 @@ def _unit_of(work, pos, pc):
         return U_NONE
     m = inst_mem(work, pos)
     if m < 0:
-        return U_NONE  # no lane accessed memory (all guarded off)
+        return U_NONE  # no lane accessed memory (all guarded ext)
     return U_LSU if mem_space(work, m) == MemorySpace.SHARED else U_LSU_MSHR
 
 
 @compiled(inline=True)
-def refresh_ready(sm, work, off, s, w, now):
-    """Recompute when slot ``w``'s next instruction may issue (its operands, and for an NSU's
-    memory instruction the packets it consumes), and the unit it needs."""
+def refresh_ready(sm, work, ext, s, w, now):
+    """Recompute when slot ``w``'s next instruction may issue (its operands, and whatever the
+    extension makes it wait for), and the unit it needs."""
     pos = sm.slot_pos[s, w]
     pc = inst_pc(work, pos)
     sm.slot_unit[s, w] = _unit_of(work, pos, pc)
-    t = now
-    if sm.stack[s] >= 0 and off.pc_role.shape[0] > 0:
-        if sm.slot_unit[s, w] == U_LSU_MSHR:
-            sm.slot_unit[s, w] = U_LSU  # an NSU has no data cache (SNDP Table 2)
-        if not _buffered(work, off, pos):
-            t = NEVER  # its RDF data or write addresses are still on their way
+    t = _ready_from(ext, sm, work, s, w, pos, now)
     for k in range(work.pc_src_first[pc], work.pc_src_first[pc + 1]):
         v = sm.reg_ready[s, w, work.pc_src[k]]
         if v > t:
@@ -290,7 +331,7 @@ def wake(sm, s, t):
 def count_clocks(sm, s, t):
     """Count SM ``s``'s clock edges after the last one counted, up to ``t``: each scheduler
     charges them to the reason it last failed to issue for. Whatever would change that reason
-    wakes the SM (an operand, a unit, MSHRs) or updates it first (``_activate``)."""
+    wakes the SM (an operand, a unit, MSHRs) or updates it first (``activate``)."""
     period = sm.period[s]
     n = (t - sm.clock_last[s]) // period
     if n > 0:
@@ -301,7 +342,7 @@ def count_clocks(sm, s, t):
 
 
 @compiled(inline=True)
-def _activate(sm, s, w, now):
+def activate(sm, s, w, now):
     """Slot ``w`` has instructions to issue again from ``now`` (a new warp, a barrier released,
     an offloaded block back or started). An idle scheduler now waits on it, a dependency,
     until it scans again; its clocks before ``now`` stay idle."""
@@ -338,7 +379,7 @@ def _fits(sm, work, s):
 
 
 @compiled
-def _start_cta(sm, work, off, s, now):
+def _start_cta(sm, work, ext, s, now):
     """Place the next CTA of the launch on SM ``s`` (the caller checked it fits)."""
     cta = sm.counters[0]
     sm.counters[0] += 1
@@ -366,7 +407,7 @@ def _start_cta(sm, work, off, s, now):
         sm.slot_end[s, w] = work.warp_end[warp]
         sm.slot_age[s, w] = sm.counters[1]
         sm.counters[1] += 1
-        sm.slot_decided[s, w] = -1
+        _warp_started(ext, s, w)
         for r in range(nregs):
             sm.reg_ready[s, w, r] = 0
         for k in range(sm.load_left.shape[2]):
@@ -376,8 +417,8 @@ def _start_cta(sm, work, off, s, now):
             sm.slot_warp[s, w] = -1
             sm.cta_left[cta] -= 1
             continue
-        _activate(sm, s, w, now)
-        refresh_ready(sm, work, off, s, w, now)
+        activate(sm, s, w, now)
+        refresh_ready(sm, work, ext, s, w, now)
     if _done_with_ctas(sm, work):  # the last CTA: SMs without a warp count no more clocks
         for other in range(sm.params[S_COUNT]):
             if sm.sm_warps[other] == 0:
@@ -385,7 +426,7 @@ def _start_cta(sm, work, off, s, now):
 
 
 @compiled(entry=True)
-def dispatch_initial(sm, work, off, now):
+def dispatch_initial(sm, work, ext, now):
     """Hand out CTAs breadth-first over the SMs (as the hardware block scheduler does) until no
     SM takes another or the launch has none left."""
     num_ctas = work.params[W_NUM_CTAS]
@@ -394,12 +435,12 @@ def dispatch_initial(sm, work, off, now):
         placed = False
         for s in range(sm.params[S_COUNT]):
             if sm.counters[0] < num_ctas and _fits(sm, work, s):
-                _start_cta(sm, work, off, s, now)
+                _start_cta(sm, work, ext, s, now)
                 placed = True
 
 
 @compiled
-def _warp_finished(sm, work, off, s, w, now):
+def _warp_finished(sm, work, ext, s, w, now):
     """Slot ``w`` issued its last instruction and has no load in flight: free it; free the CTA
     when it was its last warp, and start the next CTA there."""
     cta = sm.slot_cta[s, w]
@@ -415,22 +456,22 @@ def _warp_finished(sm, work, off, s, w, now):
         sm.sm_registers[s] -= _registers_per_cta(sm, work)
         sm.sm_shared[s] -= work.params[W_SHARED_BYTES]
         while not _done_with_ctas(sm, work) and _fits(sm, work, s):
-            _start_cta(sm, work, off, s, now)
+            _start_cta(sm, work, ext, s, now)
         if not counting(sm, work, s):  # its last clocks
             count_clocks(sm, s, now)
     elif sm.cta_arrived[cta] > 0 and sm.cta_arrived[cta] == sm.cta_left[cta]:
-        _release_barrier(sm, work, off, s, cta, now)
+        _release_barrier(sm, work, ext, s, cta, now)
 
 
 @compiled
-def _release_barrier(sm, work, off, s, cta, now):
+def _release_barrier(sm, work, ext, s, cta, now):
     """Every unfinished warp of ``cta`` reached the barrier: let them all go on."""
     sm.cta_arrived[cta] = 0
     nxt = now + sm.period[s]
     for w in range(sm.slot_warp.shape[1]):
         if sm.slot_cta[s, w] == cta and sm.slot_state[s, w] == BARRIER:
-            _activate(sm, s, w, now)
-            refresh_ready(sm, work, off, s, w, nxt)
+            activate(sm, s, w, now)
+            refresh_ready(sm, work, ext, s, w, nxt)
 
 
 @compiled(inline=True)
@@ -448,84 +489,40 @@ def _drained(sm, s, w):
 
 
 @compiled
-def _stream_done(sm, work, off, events, s, w, now):
-    """Slot ``w`` issued its last instruction and drained: a GPU warp finishes, a stack slot
-    reports its offloaded block done (the memory side sends the acknowledgement)."""
-    if sm.stack[s] < 0:
-        _warp_finished(sm, work, off, s, w, now)
-    else:
-        sm.slot_state[s, w] = DRAIN
-        sm.slot_ready[s, w] = NEVER
-        ev.push(events, now, EV_OFFLOAD_DONE, s, w)
+def stream_done(sm, work, ext, events, s, w, now):
+    """Slot ``w`` issued its last instruction and drained: its warp finishes, unless the
+    extension ran something else in the slot (an offloaded block) and takes it over."""
+    if not _stream_taken(ext, sm, events, s, w, now):
+        _warp_finished(sm, work, ext, s, w, now)
 
 
 @compiled(inline=True)
-def _role(work, off, pos):
-    """ROLE_* of the instruction at stream position ``pos`` (0 outside SNDP blocks)."""
-    return off.pc_role[inst_pc(work, pos)]
-
-
-@compiled(inline=True)
-def _buffered(work, off, pos):
-    """Whether the NSU has every packet the instruction at ``pos`` consumes: all its RDF data
-    (a load) or all its write addresses (a store). Other instructions need none."""
-    role = _role(work, off, pos)
-    if role != ofl.ROLE_LOAD and role != ofl.ROLE_STORE:
-        return True
-    m = inst_mem(work, pos)
-    return m < 0 or off.pos_arrived[pos] >= mem_tx_count(work, m)
-
-
-@compiled(inline=True)
-def _take_live_outs(sm, off, s, w, now):
-    """The acknowledgement of slot ``w``'s offloaded block arrived: its live-out registers are
-    ready and the warp is no longer offloaded."""
-    i = sm.slot_instance[s, w]
-    c = off.inst_candidate[i]
-    for k in range(off.cand_live_out_first[c], off.cand_live_out_first[c + 1]):
-        sm.reg_ready[s, w, off.cand_live_out[k]] = now
-    sm.slot_instance[s, w] = -1
-    _activate(sm, s, w, now)
-
-
-@compiled(inline=True)
-def advance_slot(sm, work, off, events, s, w, now):
-    """Move slot ``w`` past the instruction it just issued. An NSU skips an SNDP block's
-    address arithmetic (the GPU ran it); a GPU warp at the end of its part of an offloaded SNDP
-    block waits for the acknowledgement."""
+def advance_slot(sm, work, ext, events, s, w, now):
+    """Move slot ``w`` past the instruction it just issued (and past what the extension says
+    the slot does not run; it may also park the slot)."""
     sm.slot_pos[s, w] += 1
-    if off.pc_role.shape[0] > 0 and sm.slot_instance[s, w] >= 0:
-        if sm.stack[s] >= 0:
-            while (sm.slot_pos[s, w] < sm.slot_end[s, w]
-                   and _role(work, off, sm.slot_pos[s, w]) == ofl.ROLE_GPU):  # fmt: skip
-                sm.slot_pos[s, w] += 1
-        elif sm.slot_pos[s, w] == off.inst_end[sm.slot_instance[s, w]]:
-            # the GPU's part of an SNDP block is done: wait for the NSU, unless it finished
-            if not off.inst_acked[sm.slot_instance[s, w]]:
-                sm.slot_state[s, w] = OFFLOADED
-                sm.slot_ready[s, w] = NEVER
-                return
-            _take_live_outs(sm, off, s, w, now)
+    if _parked_after(ext, sm, work, s, w, now):
+        return
     if sm.slot_pos[s, w] >= sm.slot_end[s, w]:
         if _drained(sm, s, w):
-            _stream_done(sm, work, off, events, s, w, now)
+            stream_done(sm, work, ext, events, s, w, now)
         else:
             sm.slot_state[s, w] = DRAIN
             sm.slot_ready[s, w] = NEVER
         return
     if sm.slot_state[s, w] == ACTIVE:
-        refresh_ready(sm, work, off, s, w, now + sm.period[s])
+        refresh_ready(sm, work, ext, s, w, now + sm.period[s])
 
 
 @compiled(inline=True)
-def _set_destinations(sm, work, s, w, pc, t):
+def set_destinations(sm, work, s, w, pc, t):
     for k in range(work.pc_dst_first[pc], work.pc_dst_first[pc + 1]):
         sm.reg_ready[s, w, work.pc_dst[k]] = t
 
 
 # ------------------------------------------------------------------------------ memory
 @compiled(inline=True)
-def _send_to_l2(sm, links, events, pool, port, rid, now, size, traffic):
+def send_to_l2(sm, links, events, pool, port, rid, now, size, traffic):
     """A GPU SM's request crosses its crossbar port to the L2; a stack SM (no port) hands its
     request to the logic layer, which routes it to the owning vault."""
     if port < 0:
@@ -555,7 +552,7 @@ def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, 
                 load = k
                 break
         if load < 0:
-            _block_memory(sm, s, 0)
+            block_memory(sm, s, 0)
             return False
         needed = 0
         if kind == MemoryKind.LOAD and use_l1:
@@ -564,10 +561,10 @@ def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, 
                 if not cachemod.probe(l1, s, line) and cachemod.mshr_find(l1, s, line) < 0:
                     needed += 1
             if needed > l1.mshr_line.shape[1] - l1.mshr_used[s]:
-                _block_memory(sm, s, needed)
+                block_memory(sm, s, needed)
                 return False
         if pool.meta[0] < count:
-            _block_memory(sm, s, 0)
+            block_memory(sm, s, 0)
             return False
         left = 0
         done = now
@@ -600,18 +597,18 @@ def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, 
             else:
                 sm.stats[s, T_LOADS] += 1
                 size = header
-            _send_to_l2(sm, links, events, pool, port, rid, now + (t - first) * period, size,
+            send_to_l2(sm, links, events, pool, port, rid, now + (t - first) * period, size,
                         linkmod.READ_REQUEST)  # fmt: skip
         if left == 0:
-            _set_destinations(sm, work, s, w, pc, done)
+            set_destinations(sm, work, s, w, pc, done)
         else:
-            _set_destinations(sm, work, s, w, pc, NEVER)
+            set_destinations(sm, work, s, w, pc, NEVER)
             sm.load_left[s, w, load] = left
             sm.load_pc[s, w, load] = pc
             sm.load_done[s, w, load] = done
     else:  # stores and reductions: written through, nobody waits
         if pool.meta[0] < count:
-            _block_memory(sm, s, 0)
+            block_memory(sm, s, 0)
             return False
         for t in range(first, first + count):
             line = physical_line(page, tx_line(work, t))
@@ -630,7 +627,7 @@ def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, 
                 sm.stats[s, T_STORES] += 1
             else:
                 sm.stats[s, T_ATOMICS] += 1
-            _send_to_l2(sm, links, events, pool, port, rid, now + (t - first) * period,
+            send_to_l2(sm, links, events, pool, port, rid, now + (t - first) * period,
                         header + tx_bytes(work, t), linkmod.WRITE_REQUEST)  # fmt: skip
     sm.stats[s, T_TRANSACTIONS] += count
     sm.ldst_free[s] = now + max(count, 1) * period
@@ -648,7 +645,7 @@ def physical_line(page, virtual_line):
 
 
 @compiled(inline=True)
-def _block_memory(sm, s, need):
+def block_memory(sm, s, need):
     """A memory instruction of SM ``s`` cannot issue until ``need`` L1 MSHRs are free (0: until
     the next fill): no memory instruction of the SM tries before then."""
     sm.mem_blocked[s] = True
@@ -672,7 +669,7 @@ def memory_freed(sm, l1, s, when):
 
 
 @compiled(inline=True)
-def complete_transaction(sm, work, off, events, s, w, load, when):
+def complete_transaction(sm, work, ext, events, s, w, load, when):
     """One line of a load (or atomic) arrived at ``when``; its registers are ready once all
     have."""
     sm.load_left[s, w, load] -= 1
@@ -680,263 +677,23 @@ def complete_transaction(sm, work, off, events, s, w, load, when):
         sm.load_done[s, w, load] = when
     if sm.load_left[s, w, load] > 0:
         return
-    _set_destinations(sm, work, s, w, sm.load_pc[s, w, load], sm.load_done[s, w, load])
+    set_destinations(sm, work, s, w, sm.load_pc[s, w, load], sm.load_done[s, w, load])
     state = sm.slot_state[s, w]
     if state == ACTIVE:
-        refresh_ready(sm, work, off, s, w, when)
+        refresh_ready(sm, work, ext, s, w, when)
     elif state == DRAIN and _drained(sm, s, w):
-        _stream_done(sm, work, off, events, s, w, when)
-    elif state == OFFLOAD_WAIT:
-        _send_offload(sm, work, off, events, s, w, when)
+        stream_done(sm, work, ext, events, s, w, when)
+    else:  # a state of the extension's (a block waiting for its live-ins)
+        _loaded_while_waiting(ext, sm, work, events, s, w, when)
 
 
 @compiled
-def write_acknowledged(sm, work, off, events, s, w, when):
+def write_acknowledged(sm, work, ext, events, s, w, when):
     """A write of stack slot ``w`` reached its vault; an offloaded block is done only once all
     its writes are (TOM: its acknowledgement tells the GPU which lines to invalidate)."""
     sm.slot_writes[s, w] -= 1
     if sm.slot_state[s, w] == DRAIN and _drained(sm, s, w):
-        _stream_done(sm, work, off, events, s, w, when)
-
-
-# ----------------------------------------------------------------------------- offload
-@compiled
-def _send_offload(sm, work, off, events, s, w, now):
-    """Slot ``w``'s block goes to its stack once its live-in registers are ready, after the
-    offload pipeline's latency. A TOM warp then waits for the acknowledgement; an SNDP warp
-    goes on with its part of the block (addresses, RDF and WTA packets)."""
-    i = sm.slot_instance[s, w]
-    t = ofl.live_ins_ready(off, sm.reg_ready, s, w, i)
-    if t >= NEVER:
-        sm.slot_state[s, w] = OFFLOAD_WAIT  # a live-in waits for a load
-        sm.slot_ready[s, w] = NEVER
-        return
-    t = max(t, now) + off.params[ofl.O_LATENCY_PS]
-    ev.push(events, t, EV_OFFLOAD_SEND, i, 0)
-    if off.params[ofl.O_EXECUTION] == ofl.EXECUTE_PARTITIONED:
-        _activate(sm, s, w, now)
-        refresh_ready(sm, work, off, s, w, max(t, now + sm.period[s]))
-    else:
-        sm.slot_state[s, w] = OFFLOADED
-
-
-@compiled
-def _offload(sm, work, off, events, s, w, i, now):
-    """The controller took slot ``w``'s next block (instance ``i``). A TOM warp waits for it;
-    an SNDP warp first reserves the target NSU's buffer entries, queueing behind earlier warps
-    when there are not enough credits (SNDP sec. 4.3)."""
-    sm.slot_instance[s, w] = i
-    sm.slot_ready[s, w] = NEVER
-    off.inst_home[i] = s * sm.slot_warp.shape[1] + w
-    if off.params[ofl.O_EXECUTION] == ofl.EXECUTE_PARTITIONED:
-        d = off.inst_dest[i]
-        if not fifo.empty(off.credit_head, d) or not ofl.reserve_credits(off, i):
-            off.stats[d, ofl.K_CREDIT_WAITS] += 1
-            sm.slot_state[s, w] = CREDIT_WAIT
-            fifo.push(off.credit_head, off.credit_tail, off.inst_next, d, i)
-            return
-    _send_offload(sm, work, off, events, s, w, now)
-
-
-@compiled
-def release_credits(sm, work, off, events, d, kind, n, now):
-    """Stack ``d``'s NSU freed ``n`` entries of buffer ``kind``. The credits return to the GPU's
-    buffer manager at once (the paper piggybacks them on other packets; we neither delay them
-    nor charge bytes), and warps waiting for credits there go on, in order, while they fit."""
-    off.credits[d, kind] += n
-    slots = sm.slot_warp.shape[1]
-    waiting = off.credit_head
-    while not fifo.empty(waiting, d) and ofl.reserve_credits(off, fifo.peek(waiting, d)):
-        i = fifo.pop(waiting, off.inst_next, d)
-        _send_offload(sm, work, off, events, off.inst_home[i] // slots, off.inst_home[i] % slots,
-                      now)  # fmt: skip
-
-
-@compiled
-def start_offloaded(sm, work, l1, off, events, s, i, now):
-    """Run instance ``i`` in a free warp slot of stack SM ``s``; False if none is free. A TOM
-    stack SM first invalidates its L1 (sec. 4.4.2), so the block reads what the GPU wrote; an
-    NSU starts at the block's first instruction it runs and frees the command's buffer
-    entry."""
-    slots = sm.slot_warp.shape[1]
-    w = -1
-    for k in range(sm.unit_slots[s]):
-        if sm.slot_state[s, k] == FREE:
-            w = k
-            break
-    if w < 0:
-        return False
-    if not counting(sm, work, s):  # it counts again from the first clock it may issue at
-        sm.clock_last[s] = max(sm.clock_last[s], align(now, sm.period[s]) - sm.period[s])
-    sm.slot_warp[s, w] = off.inst_home[i]
-    sm.slot_cta[s, w] = -1
-    sm.slot_pos[s, w] = off.inst_start[i]
-    sm.slot_end[s, w] = off.inst_end[i]
-    sm.slot_age[s, w] = sm.counters[1]
-    sm.counters[1] += 1
-    sm.slot_instance[s, w] = i
-    sm.slot_writes[s, w] = 0
-    off.inst_runner[i] = s * slots + w
-    for r in range(sm.reg_ready.shape[2]):  # live-ins arrived with the request
-        sm.reg_ready[s, w, r] = 0
-    for k in range(sm.load_left.shape[2]):
-        sm.load_left[s, w, k] = 0
-    sm.sm_warps[s] += 1
-    _activate(sm, s, w, now)
-    if off.params[ofl.O_FLUSH_STACK_L1] != 0:
-        cachemod.flush(l1, s)
-        off.stats[sm.stack[s], ofl.K_L1_FLUSHES] += 1
-    if off.params[ofl.O_EXECUTION] == ofl.EXECUTE_PARTITIONED:
-        while sm.slot_pos[s, w] < sm.slot_end[s, w] and _role(
-            work, off, sm.slot_pos[s, w]
-        ) == ofl.ROLE_GPU:  # fmt: skip
-            sm.slot_pos[s, w] += 1
-        release_credits(sm, work, off, events, sm.stack[s], ofl.CREDIT_COMMAND, 1,
-                        now)  # fmt: skip
-    refresh_ready(sm, work, off, s, w, now)
-    return True
-
-
-@compiled
-def free_stack_slot(sm, work, off, s, w, now):
-    """Stack slot ``w`` finished its block and sent the acknowledgement."""
-    off.inst_runner[sm.slot_instance[s, w]] = -1
-    sm.slot_state[s, w] = FREE
-    sm.slot_ready[s, w] = NEVER
-    sm.slot_warp[s, w] = -1
-    sm.slot_instance[s, w] = -1
-    sm.sm_warps[s] -= 1
-    if not counting(sm, work, s):  # its last clocks
-        count_clocks(sm, s, now)
-
-
-@compiled
-def resume_offloaded(sm, work, off, events, s, w, now):
-    """The acknowledgement of slot ``w``'s block arrived: its live-outs are ready and the warp
-    goes on after the block."""
-    i = sm.slot_instance[s, w]
-    _take_live_outs(sm, off, s, w, now)
-    sm.slot_pos[s, w] = off.inst_end[i] - 1
-    advance_slot(sm, work, off, events, s, w, now - sm.period[s])
-
-
-@compiled
-def buffer_filled(sm, work, off, i, pos, now):
-    """An RDF response or a WTA packet for the memory instruction at stream position ``pos``
-    reached the NSU of instance ``i``: the NSU's warp goes on once that instruction has all of
-    its packets (they may also arrive before the warp starts: the buffers hold them)."""
-    off.pos_arrived[pos] += 1
-    r = off.inst_runner[i]
-    if r < 0:
-        return
-    slots = sm.slot_warp.shape[1]
-    s, w = r // slots, r % slots
-    if sm.slot_pos[s, w] == pos and sm.slot_state[s, w] == ACTIVE:
-        refresh_ready(sm, work, off, s, w, now)
-
-
-@compiled
-def _gpu_packets(sm, work, l1, pool, links, events, port, page, off, s, w, pos, m, now):
-    """A GPU warp runs a load or store of its offloaded SNDP block: it coalesces and translates
-    the addresses as usual and sends one read-and-forward (load) or write-address (store)
-    packet per line towards the target NSU, through its ready-packet buffer. No register of
-    the warp waits: the data goes to the NSU. False if the buffer or the request pool is
-    full."""
-    kind = mem_kind(work, m)
-    count = mem_tx_count(work, m)
-    if off.ready_packets[s] + count > off.params[ofl.O_READY_PACKETS] or pool.meta[0] < count:
-        _block_memory(sm, s, 0)
-        return False
-    i = sm.slot_instance[s, w]
-    d = off.inst_dest[i]
-    load = kind == MemoryKind.LOAD
-    first = mem_tx_first(work, m)
-    period = sm.period[s]
-    use_l1 = sm.params[S_L1_ENABLED] != 0
-    for t in range(first, first + count):
-        line = physical_line(page, tx_line(work, t))
-        rid = rq.new(pool, line, rq.R_RDF if load else rq.R_WTA, s, i, tx_bytes(work, t), now)
-        f = pool.fields[rid]
-        f[rq.Q_LOAD] = pos
-        f[rq.Q_TARGET] = d
-        f[rq.Q_HIT] = 0
-        if load and use_l1:
-            sm.stats[s, T_L1_ACCESSES] += 1
-            if cachemod.lookup(l1, s, line):
-                sm.stats[s, T_L1_HITS] += 1
-                f[rq.Q_HIT] = 1
-                off.stats[d, ofl.K_RDF_L1_HITS] += 1
-            else:
-                sm.stats[s, T_L1_MISSES] += 1
-        _send_to_l2(sm, links, events, pool, port, rid, now + (t - first) * period,
-                    sm.params[S_HEADER_BYTES],
-                    linkmod.READ_REQUEST if load else linkmod.WRITE_REQUEST)  # fmt: skip
-    off.ready_packets[s] += count
-    if load:
-        off.stats[d, ofl.K_RDF] += count
-        off.cand_rdf[off.inst_candidate[i]] += count
-    else:
-        off.stats[d, ofl.K_WTA] += count
-    sm.stats[s, T_TRANSACTIONS] += count
-    sm.ldst_free[s] = now + max(count, 1) * period
-    return True
-
-
-@compiled
-def _nsu_memory(sm, work, pool, events, page, off, s, w, pos, pc, m, now):
-    """An NSU runs a load or store of its block (its packets all arrived): a load takes its
-    data from the read-data buffer, a store writes its value through the owning vaults at the
-    addresses its WTA packets gave. Either frees its buffer entry, returning a credit. False if
-    the request pool is full."""
-    period = sm.period[s]
-    d = sm.stack[s]
-    if _role(work, off, pos) == ofl.ROLE_LOAD:
-        # the buffer is read like a register operand
-        _set_destinations(sm, work, s, w, pc, now + sm.params[S_LAT_ALU] * period)
-        sm.ldst_free[s] = now + period
-        release_credits(sm, work, off, events, d, ofl.CREDIT_READ_DATA, 1, now)
-        return True
-    count = mem_tx_count(work, m) if m >= 0 else 0
-    if pool.meta[0] < count:
-        _block_memory(sm, s, 0)
-        return False
-    first = mem_tx_first(work, m) if m >= 0 else 0
-    for t in range(first, first + count):
-        rid = rq.new(pool, physical_line(page, tx_line(work, t)), rq.R_STORE, s, w,
-                     tx_bytes(work, t), now)  # fmt: skip
-        f = pool.fields[rid]
-        f[rq.Q_SOURCE] = rq.FROM_STACK
-        sm.slot_writes[s, w] += 1
-        ev.push(events, now + (t - first) * period, EV_NDP_REQUEST, rid, 0)
-    off.stats[d, ofl.K_NSU_WRITES] += count
-    sm.stats[s, T_STORES] += count
-    sm.stats[s, T_TRANSACTIONS] += count
-    sm.ldst_free[s] = now + max(count, 1) * period
-    release_credits(sm, work, off, events, d, ofl.CREDIT_WRITE_ADDRESS, 1, now)
-    return True
-
-
-@compiled
-def _issue_partitioned(sm, work, l1, pool, links, events, port, page, off, s, w, pos, pc, cls,
-                       now):  # fmt: skip
-    """Issue a memory instruction of an offloaded SNDP block (on the GPU: packets; on the NSU:
-    buffered loads, stores), or an @NSU instruction on the GPU (a NOP). False if a structural
-    hazard stops it."""
-    gpu = sm.stack[s] < 0
-    if cls == C_MEMORY:
-        m = inst_mem(work, pos)
-        if gpu:
-            if m >= 0 and not _gpu_packets(sm, work, l1, pool, links, events, port, page, off,
-                                           s, w, pos, m, now):  # fmt: skip
-                return False
-        elif not _nsu_memory(sm, work, pool, events, page, off, s, w, pos, pc, m, now):
-            return False
-        sm.stats[s, T_MEMORY] += 1
-        sm.stats[s, T_THREAD_INSTRUCTIONS] += inst_lanes(work, pos)
-    # else: an @NSU instruction is a NOP on the GPU: it takes an issue slot, the NSU does the work
-    sm.stats[s, T_ISSUED] += 1
-    advance_slot(sm, work, off, events, s, w, now)
-    return True
+        stream_done(sm, work, ext, events, s, w, when)
 
 
 # ------------------------------------------------------------------------------- issue
@@ -955,7 +712,7 @@ def _unit_free(sm, s, w, now):
 
 
 @compiled
-def cycle(sm, work, l1, pool, links, events, port, page, off, s, now):
+def cycle(sm, work, l1, pool, links, events, port, page, ext, s, now):
     """One clock of SM ``s`` at ``now``: every scheduler issues at most one instruction.
     Returns how many issued."""
     p = sm.params
@@ -1015,7 +772,7 @@ def cycle(sm, work, l1, pool, links, events, port, page, off, s, now):
             sm.stats[s, reason] += 1
             sm.sched_stall[s, k] = reason
             continue
-        if issue(sm, work, l1, pool, links, events, port, page, off, s, best, now):
+        if issue(sm, work, l1, pool, links, events, port, page, ext, s, best, now):
             sm.sched_last[s, k] = best
             issued_total += 1
             # Until its next scan no warp of this scheduler can issue (else it would scan next
@@ -1039,53 +796,24 @@ def cycle(sm, work, l1, pool, links, events, port, page, off, s, now):
 
 
 @compiled
-def issue(sm, work, l1, pool, links, events, port, page, off, s, w, now):
-    """Issue slot ``w``'s next instruction (or hand its block to the offload controller);
-    False if a structural hazard stops it."""
+def issue(sm, work, l1, pool, links, events, port, page, ext, s, w, now):
+    """Issue slot ``w``'s next instruction, unless the extension takes it (offloading the block
+    it starts, say); False if a structural hazard stops it."""
     p = sm.params
     period = sm.period[s]
     pos = sm.slot_pos[s, w]
-    if off.pos_instance.shape[0] > 0 and sm.stack[s] < 0:
-        i = off.pos_instance[pos]
-        if i >= 0 and sm.slot_decided[s, w] != pos:  # the start of a candidate block
-            sm.slot_decided[s, w] = pos
-            if off.control[ofl.C_LEARNING] != 0:  # TOM's learning phase: nothing offloaded
-                ofl.observe(off, i, s * sm.slot_pos.shape[1] + w)
-            else:
-                decision = ofl.decide(off, links, i, pos, now)
-                if decision == ofl.OFFLOAD:
-                    _offload(sm, work, off, events, s, w, i, now)
-                    return True
-                if decision == ofl.RUN_TO_FIRST_ACCESS:
-                    sm.slot_probe[s, w] = i
-        i = sm.slot_probe[s, w]
-        if i >= 0 and off.inst_probe[i] == pos:  # the destination is known now (footnote 4)
-            sm.slot_probe[s, w] = -1
-            if ofl.admit(off, i):
-                st = off.stats[off.inst_dest[i]]
-                st[ofl.K_REDUNDANT] += pos - off.inst_start[i]
-                for ran in range(off.inst_start[i], pos):
-                    st[ofl.K_REDUNDANT_THREADS] += inst_lanes(work, ran)
-                _offload(sm, work, off, events, s, w, i, now)
-                return True
-        if off.control[ofl.C_LEARN_RUNNING] > 0 and sm.slot_decided[s, w] >= 0:
-            ofl.observed_progress(off, off.pos_instance[sm.slot_decided[s, w]], pos)
+    taken = _issue_taken(ext, sm, work, l1, pool, links, events, port[s], page, s, w, pos, now)
+    if taken != NOT_TAKEN:
+        return taken == ISSUED
     pc = inst_pc(work, pos)
     cls = work.pc_class[pc]
-    if off.pc_role.shape[0] > 0 and off.pc_role[pc] != 0:  # inside an SNDP block
-        if sm.stack[s] >= 0 or sm.slot_instance[s, w] >= 0:  # offloaded: partitioned
-            if cls == C_MEMORY or (sm.stack[s] < 0 and off.pc_role[pc] == ofl.ROLE_NSU):
-                return _issue_partitioned(sm, work, l1, pool, links, events, port[s], page, off,
-                                          s, w, pos, pc, cls, now)  # fmt: skip
-        else:  # Algorithm 1's throughput counts block instructions run on the GPU too
-            off.control[ofl.C_BLOCK_INSTRUCTIONS] += 1
     if cls == C_MEMORY:
         m = inst_mem(work, pos)
-        if m < 0:  # no lane accessed memory (all guarded off): costs an LSU slot only
-            _set_destinations(sm, work, s, w, pc, now + p[S_LAT_L1] * period)
+        if m < 0:  # no lane accessed memory (all guarded ext): costs an LSU slot only
+            set_destinations(sm, work, s, w, pc, now + p[S_LAT_L1] * period)
         elif mem_space(work, m) == MemorySpace.SHARED:
             conflict = mem_conflict(work, m)
-            _set_destinations(sm, work, s, w, pc,
+            set_destinations(sm, work, s, w, pc,
                               now + (p[S_LAT_SHARED] + conflict - 1) * period)  # fmt: skip
             sm.ldst_free[s] = now + conflict * period
             sm.stats[s, T_SHARED_ACCESSES] += 1
@@ -1094,7 +822,7 @@ def issue(sm, work, l1, pool, links, events, port, page, off, s, w, now):
             return False
         sm.stats[s, T_MEMORY] += 1
     elif cls == C_SFU:
-        _set_destinations(sm, work, s, w, pc, now + p[S_LAT_SFU] * period)
+        set_destinations(sm, work, s, w, pc, now + p[S_LAT_SFU] * period)
         sm.sfu_free[s] = now + p[S_SFU_INTERVAL] * period
         sm.stats[s, T_SFU] += 1
     elif cls == C_BARRIER:
@@ -1105,22 +833,22 @@ def issue(sm, work, l1, pool, links, events, port, page, off, s, w, now):
         sm.slot_state[s, w] = BARRIER
         sm.slot_ready[s, w] = NEVER
         sm.cta_arrived[cta] += 1
-        advance_slot(sm, work, off, events, s, w, now)
+        advance_slot(sm, work, ext, events, s, w, now)
         if sm.cta_arrived[cta] == sm.cta_left[cta]:
-            _release_barrier(sm, work, off, s, cta, now)
+            _release_barrier(sm, work, ext, s, cta, now)
         return True
     elif cls == C_BRANCH:
-        _set_destinations(sm, work, s, w, pc, now + p[S_LAT_BRANCH] * period)
+        set_destinations(sm, work, s, w, pc, now + p[S_LAT_BRANCH] * period)
         sm.stats[s, T_BRANCH] += 1
     elif cls == C_CONSTANT:
-        _set_destinations(sm, work, s, w, pc, now + p[S_LAT_CONSTANT] * period)
+        set_destinations(sm, work, s, w, pc, now + p[S_LAT_CONSTANT] * period)
         sm.stats[s, T_ALU] += 1
     else:  # C_ALU and C_EXIT
-        _set_destinations(sm, work, s, w, pc, now + p[S_LAT_ALU] * period)
+        set_destinations(sm, work, s, w, pc, now + p[S_LAT_ALU] * period)
         sm.stats[s, T_ALU] += 1
     sm.stats[s, T_ISSUED] += 1
     sm.stats[s, T_THREAD_INSTRUCTIONS] += inst_lanes(work, pos)
-    advance_slot(sm, work, off, events, s, w, now)
+    advance_slot(sm, work, ext, events, s, w, now)
     return True
 
 
@@ -1141,7 +869,7 @@ def _next_ps(sm):
 
 
 @compiled
-def _tick(sm, work, l1, pool, links, events, sm_port, page, off, now):
+def _tick(sm, work, l1, pool, links, events, sm_port, page, ext, now):
     """Every SM whose clock edge is ``now`` runs a cycle; the earliest next edge is kept."""
     skip_idle = sm.params[S_SKIP_IDLE] != 0
     t_sm = NEVER
@@ -1158,7 +886,7 @@ def _tick(sm, work, l1, pool, links, events, sm_port, page, off, now):
         sm.stats[s, T_CLOCKS] += 1
         if not skip_idle:  # every scheduler scans its warps, and the SM runs next clock
             sm.sched_next[s, :] = now
-        cycle(sm, work, l1, pool, links, events, sm_port, page, off, s, now)
+        cycle(sm, work, l1, pool, links, events, sm_port, page, ext, s, now)
         if not skip_idle and counting(sm, work, s):
             sm.sm_next[s] = now + sm.period[s]
         if sm.sm_next[s] < t_sm:

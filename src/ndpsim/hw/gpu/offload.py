@@ -150,6 +150,14 @@ class OffloadState(NamedTuple):
     busy: np.ndarray  # bool[2 * cubes]: channel busy in the last window (TX of each stack,
     # then RX of each stack)
     stats: np.ndarray  # int64[cubes, len(OFFLOAD_STAT_NAMES)]
+    # per warp slot of every unit (the SIMT core keeps none of this: hw/gpu/offload_execution)
+    slot_instance: np.ndarray  # int64[sms, slots]: offloaded instance the slot waits for (GPU
+    # SMs) or runs (stack processors), -1 if none
+    slot_decided: np.ndarray  # int64[sms, slots]: stream position of the last offload decision
+    slot_probe: np.ndarray  # int64[sms, slots]: instance a GPU warp runs up to its first memory
+    # access, where the offload controller finishes its decision (TOM footnote 4), or -1
+    stack_units: np.ndarray  # int64[stacks, most]: the processors in each stack's logic layer,
+    # which run its offloaded blocks, padded with -1
 
 
 def no_offload() -> OffloadState:
@@ -195,6 +203,10 @@ def no_offload() -> OffloadState:
         monitor=np.zeros(2, dtype=np.int64),
         busy=np.zeros(0, dtype=np.bool_),
         stats=np.zeros((0, len(OFFLOAD_STAT_NAMES)), dtype=np.int64),
+        slot_instance=np.zeros((0, 0), dtype=np.int64),
+        slot_decided=np.zeros((0, 0), dtype=np.int64),
+        slot_probe=np.zeros((0, 0), dtype=np.int64),
+        stack_units=np.zeros((0, 1), dtype=np.int64),
     )
 
 

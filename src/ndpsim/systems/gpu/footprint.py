@@ -27,7 +27,9 @@ from ndpsim.systems.gpu.model import headroom
 #: to a few hundred).
 ASSUMED_REGISTERS = 256
 #: Per-slot arrays of the SM state besides registers and loads (warp, CTA, position, ...).
-_SLOT_ARRAYS = 12
+_SLOT_ARRAYS = 9
+#: Per-slot arrays of the offload state (the instance a slot waits for or runs, ...).
+_OFFLOAD_SLOT_ARRAYS = 3
 #: Arrays of a load slot (lines left, pc, completion time).
 _LOAD_ARRAYS = 3
 #: Arrays of an event-queue entry (heap time, key, slot, kind, two arguments, free list).
@@ -65,6 +67,10 @@ def gpu_footprint(config: GpuSystemConfig) -> dict[str, int]:
             c.memory.cubes * state_bytes(dram)
         ),
     }
+    if c.ndp:
+        parts[f"offload state per warp slot ({who} x {warps})"] = (
+            INT64 * sms * slots * _OFFLOAD_SLOT_ARRAYS
+        )
     if ADDRESS_MAPPINGS.get(c.memory.mapping).placement == "random":  # a permutation of frames
         frames = c.memory.cubes * dram.organization.capacity_bytes // c.memory.page_bytes
         parts["page frames (memory.cubes x memory.dram's capacity / memory.page_bytes)"] = (

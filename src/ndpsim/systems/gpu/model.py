@@ -65,6 +65,7 @@ from ndpsim.hw.dram import controller as ctl
 from ndpsim.hw.dram import vaults as vaultmod
 from ndpsim.hw.dram.vaults import EV_DRAM_DONE, EV_MEM_ARRIVE
 from ndpsim.hw.gpu import offload as ofl
+from ndpsim.hw.gpu import offload_execution as offx
 from ndpsim.numba_cache import compiled
 from ndpsim.trace.trace import MemoryKind, MemorySpace
 from ndpsim.trace.work import (
@@ -80,7 +81,7 @@ from ndpsim.trace.work import (
 )
 
 EV_L2_REQUEST, EV_NDP_REQUEST = smmod.EV_L2_REQUEST, smmod.EV_NDP_REQUEST
-EV_OFFLOAD_SEND, EV_OFFLOAD_DONE = smmod.EV_OFFLOAD_SEND, smmod.EV_OFFLOAD_DONE
+EV_OFFLOAD_SEND, EV_OFFLOAD_DONE = offx.EV_OFFLOAD_SEND, offx.EV_OFFLOAD_DONE
 (EV_L2_FILL, EV_SM_FILL, EV_NDP_FILL, EV_OFFLOAD_ARRIVE, EV_OFFLOAD_ACK,
  EV_BUFFER_FILL) = kinds.declare(
     __name__, "L2_FILL", "SM_FILL", "NDP_FILL", "OFFLOAD_ARRIVE", "OFFLOAD_ACK", "BUFFER_FILL",
@@ -420,7 +421,7 @@ def _buffer_fill(sm, work, mem, off, pool, rid, now):
     f = pool.fields[rid]
     mem.progress[0] += 1
     mem.progress[1] = now
-    smmod.buffer_filled(sm, work, off, f[rq.Q_SLOT], f[rq.Q_LOAD], now)
+    offx.buffer_filled(sm, work, off, f[rq.Q_SLOT], f[rq.Q_LOAD], now)
     rq.release(pool, rid)
 
 
@@ -440,9 +441,9 @@ def _offload_arrive(sm, work, l1, off, events, i, now):
     """An offload request reached its stack: it runs now on the first of the stack's
     processors with a free warp slot, else waits for one, first come first served."""
     d = off.inst_dest[i]
-    for k in range(sm.stack_units.shape[1]):
-        s = sm.stack_units[d, k]
-        if s >= 0 and smmod.start_offloaded(sm, work, l1, off, events, s, i, now):
+    for k in range(off.stack_units.shape[1]):
+        s = off.stack_units[d, k]
+        if s >= 0 and offx.start_offloaded(sm, work, l1, off, events, s, i, now):
             return
     off.stats[d, ofl.K_QUEUED] += 1
     fifo.push(off.queue_head, off.queue_tail, off.inst_next, d, i)
@@ -466,11 +467,11 @@ def _written_lines(work, off, i):
 def _offload_done(sm, work, l1, mem, host, hops, links, events, off, s, w, now):
     """Stack slot ``w`` of SM ``s`` finished its block: acknowledge it over the RX link and
     start the next offload waiting for a slot."""
-    i = sm.slot_instance[s, w]
+    i = off.slot_instance[s, w]
     d = off.inst_dest[i]
-    smmod.free_stack_slot(sm, work, off, s, w, now)
+    offx.free_stack_slot(sm, work, off, s, w, now)
     if not fifo.empty(off.queue_head, d):
-        smmod.start_offloaded(sm, work, l1, off, events, s,
+        offx.start_offloaded(sm, work, l1, off, events, s,
                               fifo.pop(off.queue_head, off.inst_next, d), now)  # fmt: skip
     if mem.params[M_IDEAL] == 0:
         # a whole block's acknowledgement lists the lines it wrote for the GPU to invalidate
@@ -508,8 +509,8 @@ def _offload_ack(sm, work, l1, l2, mem, off, events, page, i, now):
     off.stats[d, ofl.K_ACKED] += 1
     off.stats[d, ofl.K_INVALIDATIONS] += invalidated
     off.control[ofl.C_BLOCK_INSTRUCTIONS] += off.inst_end[i] - off.inst_start[i]
-    if sm.slot_state[s, w] == smmod.OFFLOADED:
-        smmod.resume_offloaded(sm, work, off, events, s, w, now)
+    if sm.slot_state[s, w] == offx.OFFLOADED:
+        offx.resume_offloaded(sm, work, off, events, s, w, now)
     else:  # an SNDP warp still finishing its part of the block resumes when it gets there
         off.inst_acked[i] = True
 
@@ -593,6 +594,7 @@ advance = compiled(entry=True)(
         finished=_finished,
         requested=_requested,
         home=__name__,
+        aliases={"ext": "off"},  # the SIMT core's extension: TOM's and SNDP's offload state
     )
 )
 

@@ -407,7 +407,7 @@ class GpuSystem:
             if off.control[ofl.C_LEARNING]:
                 controllers.append(_LearnedMapping(off, partial(
                     self._learned, plan, index, off, amap, links, memory, page_table)))  # fmt: skip
-            sm = smmod.build_sm_state(sm_params.copy(), self.cores, c.memory.cubes,
+            sm = smmod.build_sm_state(sm_params.copy(), self.cores,
                                       int(work.params[W_NUM_REGISTERS]),
                                       int(work.params[W_NUM_CTAS]), now)  # fmt: skip
             l1.tags[:] = cachemod.INVALID  # L1s are not coherent: flushed at kernel boundaries
@@ -583,7 +583,8 @@ class GpuSystem:
         off = build_offload_state(work, candidates, instances, dest, registers, p, tx, rx,
                                   self.cores.count, credits,
                                   state63(seed, f"offload/launch-{index}"), observe,
-                                  probe)  # fmt: skip
+                                  probe, self.cores.logic_layer_units(c.memory.cubes),
+                                  int(self.cores.slots().max()))  # fmt: skip
         self._start_busy_window(off, links, now)
         return off
 

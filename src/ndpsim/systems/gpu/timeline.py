@@ -29,12 +29,13 @@ from ndpsim.engine.timeline import Timeline
 from ndpsim.hw.core import sm as smmod
 from ndpsim.hw.dram import controller as ctl
 from ndpsim.hw.gpu import offload as ofl
+from ndpsim.hw.gpu import offload_execution as offx
 from ndpsim.systems.gpu.layout import GpuLayout
 from ndpsim.trace.work import W_NUM_CTAS
 
 _SM_COUNTERS = (smmod.T_CLOCKS, smmod.T_ISSUED, smmod.T_STALL_UNIT, smmod.T_STALL_DEPENDENCY,
                 smmod.T_STALL_IDLE)  # fmt: skip
-_WAITING_ON_OFFLOAD = (smmod.OFFLOAD_WAIT, smmod.OFFLOADED, smmod.CREDIT_WAIT)
+_WAITING_ON_OFFLOAD = (offx.OFFLOAD_WAIT, offx.OFFLOADED, offx.CREDIT_WAIT)
 _DRAM_COUNTERS = ("reads", "writes", "row_hits", "row_misses", "row_conflicts")
 _OFFLOAD_COUNTERS = ("offloaded", "declined")
 _DECLINED = [i for i, n in enumerate(ofl.OFFLOAD_STAT_NAMES) if n.startswith("declined_")]
