@@ -15,6 +15,11 @@ written through. ``bar.sync`` parks a warp until every unfinished warp of its CT
 CTAs are dispatched as resources allow: CTA slots, warp slots, registers and shared memory.
 When no warp can issue, the SM sleeps until the earliest time one might.
 
+The core knows nothing of offloading. Its functions take an ``ext`` argument they never read
+and call the extension points below (:class:`ndpsim.engine.hooks.Hook`), which run the
+extension's code chosen by its state's type when numba compiles the core: TOM's and SNDP's
+offload execution (:mod:`ndpsim.hw.gpu.offload_execution`) in the GPU systems, nothing for None.
+
 The SM also counts why a scheduler did not issue (SNDP's Figure 8 breakdown): a unit was busy,
 operands were not ready (a dependency, including waiting for memory), or no warp had an
 instruction to issue (idle: no warp, or all at a barrier, finishing, or waiting for the
