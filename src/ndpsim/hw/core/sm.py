@@ -293,7 +293,7 @@ def _unit_of(work, pos, pc):
         return U_NONE
     m = inst_mem(work, pos)
     if m < 0:
-        return U_NONE  # no lane accessed memory (all guarded ext)
+        return U_NONE  # no lane accessed memory (all guarded off)
     return U_LSU if mem_space(work, m) == MemorySpace.SHARED else U_LSU_MSHR
 
 
@@ -814,7 +814,7 @@ def issue(sm, work, l1, pool, links, events, port, page, ext, s, w, now):
     cls = work.pc_class[pc]
     if cls == C_MEMORY:
         m = inst_mem(work, pos)
-        if m < 0:  # no lane accessed memory (all guarded ext): costs an LSU slot only
+        if m < 0:  # no lane accessed memory (all guarded off): costs an LSU slot only
             set_destinations(sm, work, s, w, pc, now + p[S_LAT_L1] * period)
         elif mem_space(work, m) == MemorySpace.SHARED:
             conflict = mem_conflict(work, m)
