@@ -27,7 +27,7 @@ def _on_its_own(ext, values, k):
     return values[k]
 
 
-HOOK = Hook("the test hook", _on_its_own, ())
+HOOK = Hook("the test hook", _on_its_own, None)
 _hook = HOOK.call
 
 
@@ -54,9 +54,16 @@ def test_none_gets_the_default_and_a_registered_state_its_implementation():
 
 
 def test_an_extension_nobody_implemented_is_named_with_the_registered():
-    with pytest.raises(ConfigError, match="no implementation for an extension of state "
-                       "Stranger; registered: Bumps"):  # fmt: skip
-        HOOK.implementation("Stranger", False)
+    with pytest.raises(ConfigError, match="unknown implementation of the test hook 'Stranger'; "
+                       "registered: Bumps"):  # fmt: skip
+        HOOK.implementation("Stranger")
+
+
+def test_python_callers_get_the_same_choice():
+    values = np.arange(3, dtype=np.int64)
+    assert _hook(None, values, 2) == 2
+    bumps = Bumps(np.zeros(1, dtype=np.int64))
+    assert _hook(reference(bumps), values, 2) == 102 and bumps.count[0] == 1
 
 
 def test_the_stamp_covers_the_implementations_and_registration_then_closes():

@@ -163,8 +163,9 @@ class _Wiring:
         python = getattr(function, "py_func", function)
         values, event_arguments = [], ["a0", "a1"]
         for name in inspect.signature(python).parameters:
-            if self.aliases.get(name, name) in self.fields:
-                values.append(self.aliases.get(name, name))
+            field = self.aliases.get(name, name)
+            if field in self.fields:
+                values.append(field)
             elif name == "now":
                 values.append("t" if event else "now")
             elif event and name == "kind":

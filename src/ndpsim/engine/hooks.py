@@ -9,9 +9,10 @@ extension), the hook's default, which does what the component does on its own. T
 nothing at run time, and the component's module never imports its extensions.
 
 Which functions a hook holds must not depend on what a process happened to import first: the
-caller's compiled code is cached and reused by later processes. So a hook names the packages
-whose modules register implementations (``providers``); before the first compilation, or the
-first stamp, they are imported and the hook is closed. The stamp of ``hook.call`` (joined into
+caller's compiled code is cached and reused by later processes. So a hook names the package
+whose modules register implementations (its ``provider``, a :class:`~ndpsim.registry.Registry`'s
+package); before the first compilation, or the first stamp, they are imported and the hook
+takes no more. The stamp of ``hook.call`` (joined into
 every caller's, :mod:`ndpsim.numba_cache`) is the stamps of the default and of every
 implementation, so an edit to one recompiles its callers and nothing else.
 """
@@ -19,8 +20,6 @@ implementation, so an edit to one recompiles its callers and nothing else.
 from __future__ import annotations
 
 import hashlib
-import importlib
-import pkgutil
 from collections.abc import Callable
 
 from numba import types
@@ -28,39 +27,40 @@ from numba.extending import overload
 
 from ndpsim.errors import ConfigError
 from ndpsim.numba_cache import compiled, function_stamp
-from ndpsim.registry import load_plugins
+from ndpsim.registry import Registry
 
 
 class Hook:
     """One point of a component where an extension may act: ``default`` for no extension (its
     ``extension`` argument is None), else the function registered for the extension's state
-    class. ``providers`` are the packages whose modules register implementations."""
+    class. The modules of ``provider`` (a package) register implementations."""
 
-    def __init__(self, what: str, default: Callable, providers: tuple[str, ...]):
+    def __init__(self, what: str, default: Callable, provider: str | None):
         self.what = what
-        self.providers = providers
         self.default = compiled(default, inline=True)
-        self.implementations: dict[str, Callable] = {}  # by the state class's name
-        self.frozen = False
-        self._closing = False
+        #: by the extension state class's name; the provider's modules are imported (and the
+        #: plug-ins) before the first lookup
+        self.implementations: Registry[Callable] = Registry(f"implementation of {what}",
+                                                            provider)  # fmt: skip
+        self.frozen = False  # once compiled code holds the choice
         hook = self
 
         def call(extension, *args):
             """What the hook does for ``extension`` (Python callers get the same choice)."""
-            return hook.implementation(type(extension).__name__, extension is None)(
-                extension, *args
-            )
+            state = getattr(extension, "state", extension)  # a Reference's named tuple
+            owner = None if extension is None else type(state).__name__
+            return hook.implementation(owner)(extension, *args)
 
         @overload(call)
         def _call(extension, *args):
             if isinstance(extension, (types.NoneType, types.Omitted)):
-                chosen = hook.implementation("", True)
+                chosen = hook.implementation(None)
             else:
                 owner = getattr(extension, "owner", None)  # a Reference's state class
                 if owner is None:
                     raise TypeError(f"{hook.what}: an extension is passed by reference, not as "
                                     f"{extension}")  # fmt: skip
-                chosen = hook.implementation(owner, False)
+                chosen = hook.implementation(owner)
 
             def choose(extension, *args):
                 return chosen(extension, *args)
@@ -80,39 +80,22 @@ class Hook:
                 raise ConfigError(f"{self.what}: an implementation for {name} registered "
                                   "after the simulator was compiled; import its module "
                                   "first")  # fmt: skip
-            if name in self.implementations:
-                raise ConfigError(f"{self.what} has two implementations for {name}")
-            self.implementations[name] = compiled(function, inline=True)
-            return self.implementations[name]
+            return self.implementations.register(name)(compiled(function, inline=True))
 
         return register
 
-    def implementation(self, owner: str, none: bool) -> Callable:
-        self.close()
-        if none:
-            return self.default
-        if owner not in self.implementations:
-            known = ", ".join(sorted(self.implementations))
-            raise ConfigError(f"{self.what} has no implementation for an extension of state "
-                              f"{owner}; registered: {known}")  # fmt: skip
-        return self.implementations[owner]
-
-    def close(self) -> None:
-        """Import every module that may register (the providers' and the plug-ins'), and take
-        no registration afterwards."""
-        if self.frozen or self._closing:  # closing: a provider being imported looks it up
-            return
-        self._closing = True
-        load_plugins()
-        for package in self.providers:
-            for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
-                importlib.import_module(f"{package}.{info.name}")
+    def implementation(self, owner: str | None) -> Callable:
+        """What runs for an extension whose state class is ``owner`` (None: no extension)."""
+        chosen = self.default if owner is None else self.implementations.get(owner)
         self.frozen = True
+        return chosen
 
     def stamp(self) -> str:
-        """The stamps of the default and of every implementation (closes the hook)."""
-        self.close()
+        """The stamps of the default and of every implementation."""
+        names = self.implementations.names()
+        self.frozen = True
         digest = hashlib.sha256(function_stamp(self.default.py_func).encode())
-        for name, function in sorted(self.implementations.items()):
+        for name in names:
+            function = self.implementations.get(name)
             digest.update(f"\0{name}:{function_stamp(function.py_func)}".encode())
         return digest.hexdigest()

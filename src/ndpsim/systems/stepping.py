@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any, Protocol
 
-from ndpsim.engine.loop import Pause
+from ndpsim.engine.loop import Pause, to_the_end
 from ndpsim.errors import SimulationError
 
 
@@ -69,17 +69,17 @@ class SteppedRun:
         try:
             self.now_ps = next(self._steps)
         except StopIteration as done:
-            self.result = done.value
-            self.now_ps = max(self.now_ps, int(self.result.time_ps))
+            self._ended(done.value)
         self._pause.next_ps = self._pause.events = None
         return self.finished
 
     def finish(self) -> Any:
         """Simulate to the end; returns the run's result (what the system's ``run`` returns)."""
-        while not self.finished:
-            self._pause.next_ps = self._pause.events = None
-            try:
-                self.now_ps = next(self._steps)
-            except StopIteration as done:
-                self.result = done.value
+        if not self.finished:
+            self._pause.next_ps = self._pause.events = None  # no more pauses
+            self._ended(to_the_end(self._steps))
         return self.result
+
+    def _ended(self, result: Any) -> None:
+        self.result = result
+        self.now_ps = max(self.now_ps, int(result.time_ps))

@@ -217,8 +217,8 @@ def build_sm_state(params: np.ndarray, cores: Cores, registers: int, num_ctas: i
 
 #: What a hook that may take an instruction's issue answers.
 NOT_TAKEN, HAZARD, ISSUED = -1, 0, 1
-#: The packages whose modules implement the hooks.
-_EXTENSIONS = ("ndpsim.hw.gpu",)
+#: The package whose modules implement the hooks.
+_EXTENSIONS = "ndpsim.hw.gpu"
 
 
 def _ready_at_now(ext, sm, work, s, w, pos, now):

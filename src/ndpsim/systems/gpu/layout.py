@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+import numpy as np
+
 from ndpsim.engine.clock import ClockDomain
 from ndpsim.hw.core.contract import HOST, LOGIC_LAYER, Cores, place_cores
 from ndpsim.hw.dram.spec import DramPreset
@@ -50,12 +52,9 @@ class GpuLayout:
     def stack_slots(self) -> int:
         """Warp slots of a stack's processors together: the offloads one stack takes at once
         (the most of any stack)."""
-        per_stack: dict[int, int] = {}
-        for g in self.cores.groups:
-            if g.kind.in_stack:
-                for stack in g.stacks:
-                    per_stack[stack] = per_stack.get(stack, 0) + g.warp_slots
-        return max(per_stack.values(), default=0)
+        units = self.cores.logic_layer_units(self.config.memory.cubes)
+        slots = np.where(units >= 0, self.cores.slots()[units], 0)
+        return int(slots.sum(axis=1).max(initial=0))
 
     @property
     def sms(self) -> int:
