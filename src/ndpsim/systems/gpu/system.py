@@ -346,17 +346,17 @@ class GpuSystem:
         between steps (:class:`~ndpsim.systems.gpu.view.GpuRunView`), then finish. Nothing is
         simulated until the first step."""
         pause = loop.Pause()
-        page_table = self._page_table(memory, self.config.seed if seed is None else seed)
-        steps = self._steps(traces, module, memory, seed, on_epoch, timeline, pause, page_table)
+        steps = self._steps(traces, module, memory, seed, on_epoch, timeline, pause)
         view = next(steps)  # the hardware built, nothing simulated yet
         return SteppedRun(steps, pause, view)
 
-    def _steps(self, traces, module, memory, seed, on_epoch, timeline, pause, page_table):
+    def _steps(self, traces, module, memory, seed, on_epoch, timeline, pause):
         """:meth:`run` as a generator: first the run's view, then the time reached at every
         pause; it returns the run's result."""
         c = self.config
         start_wall = time.perf_counter()
         seed = c.seed if seed is None else seed
+        page_table = self._page_table(memory, seed)
         works: list[Any] = [None] * len(traces)
         plan = None
         if c.ndp and c.ndp.mapping == "learned":  # the learning phase sees every launch
