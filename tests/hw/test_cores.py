@@ -155,6 +155,21 @@ def test_every_placement_gives_each_unit_its_stack_channel_and_label(registered)
     assert cores.placements()[0].reaches() == "the host's links"
 
 
+def test_host_units_take_a_launch_and_a_kind_may_say_otherwise(registered):
+    """By default a host unit takes a launch's CTAs and a unit in a stack runs what is
+    offloaded to it; a kind beside banks that runs whole kernels says ``takes_ctas``."""
+
+    class RunsKernels(_BesideChannels):
+        takes_ctas = True
+
+    registered("test_runs_kernels", RunsKernels)
+    registered("test_by_channel", _BesideChannels)
+    config = load_system_config("tom-ndp")
+    cores = place_cores(["test_by_channel", "test_runs_kernels", "nsu", "sm"], config, HOST)
+    takes = {group.name: set(cores.take_ctas()[group.first : group.end]) for group in cores.groups}
+    assert takes == {"sm": {1}, "test_by_channel": {0}, "nsu": {0}, "test_runs_kernels": {1}}
+
+
 @pytest.mark.parametrize(("placement", "message"), [
     (dict(site="roof"), "unknown site 'roof'"),
     (dict(site=contract.HOST, stack=0), "needs no stack or channel"),

@@ -14,6 +14,7 @@ import pytest
 from ndpsim import registry
 from ndpsim.engine.timeline import Timeline
 from ndpsim.errors import ConfigError
+from ndpsim.hw.core.contract import CORES
 from ndpsim.hw.topologies import CUBE_TOPOLOGIES
 from ndpsim.policy.mapping import ADDRESS_MAPPINGS
 from ndpsim.policy.offload import OFFLOAD_SCHEMES
@@ -151,6 +152,34 @@ def test_adding_a_system_kind(workdir, capsys, functional):
             load_system_config(str(preset))
     finally:
         SYSTEM_KINDS.unregister("roofline")
+
+
+def test_a_kind_on_the_skeleton(workdir, capsys, functional):
+    """The near-bank kind of docs/extending.md: units beside the banks take a launch's CTAs,
+    its runs are checked by the skeleton, deterministic, and a stepped run ends as an
+    uninterrupted one."""
+    try:
+        _execute("Adding a system kind on the skeleton", workdir)
+        assert "simulated time" in capsys.readouterr().out
+        run, module = functional
+        system = load_system("nearbank-demo.toml")
+        assert isinstance(system, System)
+        first = _result("nearbank-demo.toml", {}, functional)
+        assert first == _result("nearbank-demo.toml", {}, functional)
+        units = first["stats"]["near_bank_unit"]["instances"]  # one row per unit
+        assert len(units) == system.cores.count == 2 * 16
+        widest = max(trace.info.num_ctas for trace in run.traces)  # breadth-first over units
+        assert sum(u["ctas"] > 0 for u in units.values()) == min(widest, len(units)) > 1
+        assert first["stats"]["dram"]["total"]["reads"] > 0
+        stepped = system.start(run.traces, module, run.memory)
+        while not stepped.advance(events=5_000):
+            pass
+        again = stepped.result.as_dict()
+        again.pop("wall_seconds")
+        assert again == first
+    finally:
+        SYSTEM_KINDS.unregister("nearbank")
+        CORES.unregister("near_bank_unit")
 
 
 def test_an_installed_plug_in_registers_before_the_first_lookup(workdir, monkeypatch):

@@ -66,3 +66,32 @@ def test_imports_point_down_the_layers():
             if LAYER_OF.get(imported, -1) > LAYER_OF[own]:
                 upward.append(f"{path.relative_to(PACKAGE)}:{line} imports ndpsim.{imported}")
     assert not upward, "imports pointing up the layers:\n" + "\n".join(upward)
+
+
+#: Inside ``systems``: the shared modules every kind is built on, below the kinds' folders.
+SYSTEMS_SHARED = frozenset({"skeleton", "stepping", "kinds", "dram_trace", "offload"})
+
+
+def _systems_imports(path: Path):
+    """(line, module of ndpsim.systems) for every import of ``ndpsim.systems.X`` in ``path``."""
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            parts = node.module.split(".")
+            if parts[:2] == ["ndpsim", "systems"] and len(parts) > 2:
+                yield node.lineno, parts[2]
+
+
+def test_the_system_skeleton_names_no_system_kind():
+    """The skeleton (launch loop, memory, checks, timeline, results) is what kinds reuse: it
+    imports only the shared modules of ``systems``, never a kind's folder (``systems/gpu``)."""
+    skeleton = PACKAGE / "systems" / "skeleton"
+    assert sorted(p.stem for p in skeleton.glob("*.py")) == [
+        "__init__", "checks", "memory", "program", "results", "timeline",
+    ]  # fmt: skip
+    kinds = [
+        f"{path.relative_to(PACKAGE)}:{line} imports ndpsim.systems.{module}"
+        for path in sorted(skeleton.glob("*.py"))
+        for line, module in _systems_imports(path)
+        if module not in SYSTEMS_SHARED
+    ]
+    assert not kinds, "the skeleton reaches into a system kind:\n" + "\n".join(kinds)

@@ -18,6 +18,7 @@ from ndpsim.hw.gpu import offload as ofl
 from ndpsim.systems import load_system_config, system_preset_names
 from ndpsim.systems.gpu import GpuSystem, model
 from ndpsim.systems.gpu import system as gpu_system
+from ndpsim.systems.skeleton.program import Launched
 from ndpsim.workloads import kernel_module, run_workload
 
 
@@ -34,39 +35,29 @@ def _run(workloads, preset="tom-baseline", workload="vadd"):
 
 def _tamper(monkeypatch, name, corrupt, before=False):
     """Have ``corrupt`` change the state the function ``name`` is given (a dict of its
-    arguments by name, the compiled model's components among them when it is given the whole
-    state), before it runs or after it returned: a method of ``GpuSystem``, or a function the
-    system module calls (an invariant check)."""
-    owner = GpuSystem if hasattr(GpuSystem, name) else gpu_system
+    arguments by name, the compiled model's components among them when it is given a launch),
+    before it runs, or after it returned (with the launch it returned): a method of
+    ``GpuRun`` (``launch`` returns a launch about to run, ``launch_end`` is given one that
+    ran, before any check), or a function the system module calls (an invariant check)."""
+    owner = gpu_system.GpuRun if hasattr(gpu_system.GpuRun, name) else gpu_system
     original = getattr(owner, name)
     signature = inspect.signature(original)
 
-    def arguments(args, kwargs):
-        state = dict(signature.bind(*args, **kwargs).arguments)
-        if isinstance(state.get("state"), model.GpuState):
-            state.update(state["state"]._asdict())
+    def with_state(state, launched):
+        if isinstance(launched, Launched):
+            state.update(launched.model.state._asdict())
         return state
 
     def tampered(*args, **kwargs):
-        state = arguments(args, kwargs)
+        state = dict(signature.bind(*args, **kwargs).arguments)
         if before:
-            corrupt(state)
+            corrupt(with_state(state, state.get("launched")))
         result = original(*args, **kwargs)
         if not before:
-            corrupt(state)
+            corrupt(with_state(state, result))
         return result
 
-    def tampered_steps(*args, **kwargs):  # a generator's work happens as it is iterated
-        state = arguments(args, kwargs)
-        if before:
-            corrupt(state)
-        result = yield from original(*args, **kwargs)
-        if not before:
-            corrupt(state)
-        return result
-
-    steps = inspect.isgeneratorfunction(original)
-    monkeypatch.setattr(owner, name, tampered_steps if steps else tampered)
+    monkeypatch.setattr(owner, name, tampered)
 
 
 @pytest.mark.parametrize("workload", ["vadd", "bfs"])
@@ -84,7 +75,7 @@ def test_a_window_busier_than_its_length_stops_the_run_naming_the_link(workloads
         links = state["links"]
         links.peak_window_busy_ps[1] = links.window_ps[0] + 1  # the first cube's link back
 
-    _tamper(monkeypatch, "_run_kernel", overfill)
+    _tamper(monkeypatch, "launch_end", overfill, before=True)
     with pytest.raises(SimulationError, match=r"busier than 100%: cube0->gpu busy 100001 ps in"):
         _run(workloads)
 
@@ -97,7 +88,7 @@ def test_packets_overlapping_on_a_link_stop_the_run_naming_the_link(workloads, m
         links.busy_until[0] = 0  # what ending TOM's learning phase once did
         linkmod.send(links, 0, 0, size, linkmod.OTHER)
 
-    _tamper(monkeypatch, "_run_kernel", free_mid_packet, before=True)
+    _tamper(monkeypatch, "launch", free_mid_packet)
     with pytest.raises(SimulationError, match=r"gpu->cube0 busy \d+ ps in a 100000 ps window"):
         _run(workloads)
 
@@ -108,7 +99,7 @@ def test_two_bursts_at_once_on_a_dram_data_bus_stop_the_run_naming_the_channel(
     def overlap(state):
         state["dram"].bus_overlap[-1] = 2
 
-    _tamper(monkeypatch, "_run_kernel", overlap)
+    _tamper(monkeypatch, "launch_end", overlap, before=True)
     system = GpuSystem(load_system_config("tom-baseline"))
     channels = system.system_dram.organization.channels
     ranks = system.dram_preset.organization.ranks
@@ -125,7 +116,7 @@ def test_a_dram_request_taken_and_never_served_stops_the_run_naming_the_channel(
     def lose(state):
         state["dram"].stats[5, ctl.S_READS] += 1
 
-    _tamper(monkeypatch, "_run_kernel", lose)
+    _tamper(monkeypatch, "launch_end", lose, before=True)
     with pytest.raises(SimulationError, match=r"the counters disagree: DRAM: requests taken"):
         _run(workloads)
     with pytest.raises(SimulationError, match=r"DRAM channel cube0-vault5: reads served"):
@@ -136,7 +127,7 @@ def test_a_lost_fill_stops_the_run_naming_the_l2(workloads, monkeypatch):
     def lose(state):
         state["mem"].stats[0, model.L_FILLS] -= 1
 
-    _tamper(monkeypatch, "_run_kernel", lose)
+    _tamper(monkeypatch, "launch_end", lose, before=True)
     with pytest.raises(SimulationError, match=r"L2: fills \d+, expected \d+"):
         _run(workloads)
 
@@ -145,7 +136,7 @@ def test_read_data_lost_on_its_way_back_stops_the_run_naming_the_links(workloads
     def lose(state):
         state["links"].traffic[1, linkmod.READ_DATA, 1] -= 1
 
-    _tamper(monkeypatch, "_run_kernel", lose)
+    _tamper(monkeypatch, "launch_end", lose, before=True)
     with pytest.raises(SimulationError, match=r"GPU links: reads answered"):
         _run(workloads)
 
@@ -154,7 +145,7 @@ def test_busy_time_not_from_the_bytes_sent_stops_the_run_naming_the_link(workloa
     def forge(state):
         state["links"].busy_ps[0] += 1_000
 
-    _tamper(monkeypatch, "_run_kernel", forge)
+    _tamper(monkeypatch, "launch_end", forge, before=True)
     with pytest.raises(SimulationError, match=r"gpu->cube0: busy \d+ ps, not the time its bytes"):
         _run(workloads)
 
@@ -163,7 +154,7 @@ def test_packets_smaller_than_their_header_stop_the_run_naming_the_link(workload
     def shrink(state):
         state["links"].traffic[0, linkmod.READ_REQUEST, 0] = 1
 
-    _tamper(monkeypatch, "_run_kernel", shrink)
+    _tamper(monkeypatch, "launch_end", shrink, before=True)
     with pytest.raises(SimulationError, match=r"gpu->cube0: \d+ read_request packets in 1 bytes"):
         _run(workloads)
 
@@ -183,7 +174,7 @@ def test_an_acknowledgement_lost_on_its_link_stops_the_run_naming_the_link(
         lose.stack = int(np.argmax(off.stats[:, ofl.K_ACKED]))
         links.traffic[off.rx_link[lose.stack], linkmod.OFFLOAD, 1] -= 1
 
-    _tamper(monkeypatch, "_run_kernel", lose)
+    _tamper(monkeypatch, "launch_end", lose, before=True)
     with pytest.raises(SimulationError, match=r"cube\d->gpu: offload acknowledgements") as caught:
         _run(workloads, preset, workload)
     assert f"cube{lose.stack}->gpu" in str(caught.value)

@@ -57,6 +57,55 @@ def load_energy_table(name: str, overrides: dict | None = None) -> EnergyTable:
     return load_preset(EnergyTable, "energy", name, overrides, "energy table")
 
 
+def core_energy_pj(table: EnergyTable, sm: dict, core_cycles: int, units: int) -> float:
+    """SIMT cores: each warp instruction issued, its lanes by class, memory instructions, shared
+    memory accesses (``sm``: the totals of the SIMT core's counters), and every unit's leakage
+    for the run's cycles."""
+    t = table
+    other = sm["warp_instructions"] - sm["sfu_instructions"] - sm["memory_instructions"]
+    average_lanes = sm["thread_instructions"] / max(1, sm["warp_instructions"])
+    return (
+        sm["warp_instructions"] * t.sm.warp_instruction_pj
+        + max(other, 0) * average_lanes * t.sm.alu_lane_pj
+        + sm["sfu_instructions"] * average_lanes * t.sm.sfu_lane_pj
+        + sm["memory_instructions"] * t.sm.memory_instruction_pj
+        + sm["shared_accesses"] * t.sm.shared_access_pj
+        + core_cycles * units * t.sm.leakage_pj_per_cycle
+    )
+
+
+def link_energy_pj(table: EnergyTable, capacity_gbps: float, time_ps: int,
+                   moved_bytes: int) -> float:  # fmt: skip
+    """Links that move data and idle: the bits moved, and the capacity left unused for the
+    run's duration (``capacity_gbps``: the links' bandwidths summed)."""
+    capacity_bits = capacity_gbps * 1e9 * 8 * time_ps * 1e-12
+    moved_bits = moved_bytes * 8
+    return (
+        moved_bits * table.interconnect.link_pj_per_bit
+        + max(capacity_bits - moved_bits, 0.0) * table.interconnect.link_idle_pj_per_bit
+    )
+
+
+def dram_energy_pj(table: EnergyTable, dram: dict, row_bytes: int, access_bytes: int) -> float:
+    """DRAM: activations (scaled from the table's 4 KB row to the preset's), the bits accessed,
+    and refreshes (``dram``: the totals of the controller's counters)."""
+    t = table
+    return (
+        dram["activates"] * t.dram.activate_nj_per_4kb_row * 1000 * row_bytes / 4096
+        + (dram["reads_done"] + dram["writes_done"]) * access_bytes * 8
+        * t.dram.access_pj_per_bit
+        + dram["refreshes"] * t.dram.refresh_nj * 1000
+    )  # fmt: skip
+
+
+def by_component(parts_pj: dict[str, float]) -> dict[str, float]:
+    """Energies in pJ by component as a run reports them: nJ by component, then their
+    ``total``."""
+    out = {name: value / 1000 for name, value in parts_pj.items()}
+    out["total"] = sum(out.values())
+    return out
+
+
 def gpu_energy(
     table: EnergyTable,
     stats: dict,
@@ -73,44 +122,17 @@ def gpu_energy(
     """Energy in nJ by component, from the totals of a GPU run's statistics."""
     sm = stats["sm"]["total"]
     l2 = stats["l2"]["total"]
-    dram = stats["dram"]["total"]
     t = table
-    other = sm["warp_instructions"] - sm["sfu_instructions"] - sm["memory_instructions"]
-    average_lanes = sm["thread_instructions"] / max(1, sm["warp_instructions"])
-    sm_pj = (
-        sm["warp_instructions"] * t.sm.warp_instruction_pj
-        + max(other, 0) * average_lanes * t.sm.alu_lane_pj
-        + sm["sfu_instructions"] * average_lanes * t.sm.sfu_lane_pj
-        + sm["memory_instructions"] * t.sm.memory_instruction_pj
-        + sm["shared_accesses"] * t.sm.shared_access_pj
-        + core_cycles * sm_count * t.sm.leakage_pj_per_cycle
-    )
     cache_pj = (
         sm["l1_hits"] * t.cache.l1_hit_pj
         + sm["l1_misses"] * t.cache.l1_miss_pj
         + l2["hits"] * t.cache.l2_hit_pj
         + (l2["accesses"] - l2["hits"]) * t.cache.l2_miss_pj
     )
-    crossbar_pj = crossbar_bytes * 8 * t.interconnect.crossbar_pj_per_bit
-    capacity_bits = link_capacity_gbps * 1e9 * 8 * time_ps * 1e-12
-    moved_bits = cube_link_bytes * 8
-    link_pj = (
-        moved_bits * t.interconnect.link_pj_per_bit
-        + max(capacity_bits - moved_bits, 0.0) * t.interconnect.link_idle_pj_per_bit
-    )
-    dram_pj = (
-        dram["activates"] * t.dram.activate_nj_per_4kb_row * 1000 * row_bytes / 4096
-        + (dram["reads_done"] + dram["writes_done"]) * access_bytes * 8
-        * t.dram.access_pj_per_bit
-        + dram["refreshes"] * t.dram.refresh_nj * 1000
-    )  # fmt: skip
-    parts = {
-        "sm": sm_pj,
+    return by_component({
+        "sm": core_energy_pj(t, sm, core_cycles, sm_count),
         "caches": cache_pj,
-        "crossbar": crossbar_pj,
-        "links": link_pj,
-        "dram": dram_pj,
-    }
-    out = {name: value / 1000 for name, value in parts.items()}
-    out["total"] = sum(out.values())
-    return out
+        "crossbar": crossbar_bytes * 8 * t.interconnect.crossbar_pj_per_bit,
+        "links": link_energy_pj(t, link_capacity_gbps, time_ps, cube_link_bytes),
+        "dram": dram_energy_pj(t, stats["dram"]["total"], row_bytes, access_bytes),
+    })  # fmt: skip

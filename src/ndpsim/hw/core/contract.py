@@ -85,6 +85,15 @@ class CoreKind(ABC):
     site: ClassVar[str] = HOST
     #: The counters the model keeps for each unit, in the order of its statistics array.
     stat_names: ClassVar[tuple[str, ...]]
+    #: Whether its units take a launch's CTAs; None: by its site (a host core does; a unit in
+    #: a stack runs what is offloaded to it). A kind beside banks that runs whole kernels
+    #: (MPU's) says True.
+    takes_ctas: ClassVar[bool | None] = None
+
+    @property
+    def takes_launch(self) -> bool:
+        """Whether its units take a launch's CTAs (:attr:`takes_ctas`, by default by site)."""
+        return self.site == HOST if self.takes_ctas is None else self.takes_ctas
 
     @property
     def in_stack(self) -> bool:
@@ -205,6 +214,11 @@ class Cores:
     def stack(self) -> np.ndarray:
         """int64[units]: the stack each unit sits in, -1 on the host."""
         return np.array([p.stack for p in self.placements()], np.int64)
+
+    def take_ctas(self) -> np.ndarray:
+        """int64[units]: 1 for each unit that takes a launch's CTAs, else 0."""
+        return np.array([int(g.kind.takes_launch) for g in self.groups for _ in range(g.count)],
+                        np.int64)  # fmt: skip
 
     def channel(self) -> np.ndarray:
         """int64[units]: the channel whose banks each unit sits beside, -1 for the others."""

@@ -116,8 +116,9 @@ class SmState(NamedTuple):
     params: np.ndarray  # int64[SM_PARAMS]
     period: np.ndarray  # int64[sms]: clock period (ps); SNDP's NSUs run at half the GPU's
     unit_slots: np.ndarray  # int64[sms]: warp slots of each unit (the arrays hold the most)
-    stack: np.ndarray  # int64[sms]: the memory stack a unit sits in; -1 for a host core, which
-    # takes the launch's CTAs (a stack unit runs the blocks offloaded to its stack)
+    stack: np.ndarray  # int64[sms]: the memory stack a unit sits in; -1 for a host core
+    takes_ctas: np.ndarray  # int64[sms]: 1 for a unit that takes the launch's CTAs (a host
+    # core; a logic-layer unit runs the blocks offloaded to its stack instead)
     slot_warp: np.ndarray  # int64[sms, slots]: warp index in the launch, -1 when free
     slot_cta: np.ndarray  # int64[sms, slots]
     slot_pos: np.ndarray  # int64[sms, slots]: next instruction
@@ -159,6 +160,35 @@ class SmState(NamedTuple):
     stats: np.ndarray  # int64[sms, len(SM_STAT_NAMES)]
 
 
+#: Bytes of a request's header on an SM's port (a crossbar flit's; assumption).
+PORT_HEADER_BYTES = 8
+
+
+def simt_params(core, units: int, l1_hit_latency: int, l1_enabled: bool) -> np.ndarray:
+    """The parameters the compiled SIMT core reads (``S_*``) for ``units`` units with the
+    settings ``core`` (a :class:`~ndpsim.hw.core.simt_config.SimtConfig`), and an L1 of
+    ``l1_hit_latency`` cycles (if ``l1_enabled``)."""
+    p = np.zeros(SM_PARAMS, dtype=np.int64)
+    p[S_COUNT] = units
+    p[S_CTAS] = core.ctas
+    p[S_REGISTERS] = core.registers
+    p[S_SHARED] = core.shared_bytes
+    p[S_SCHEDULERS] = core.schedulers
+    p[S_POLICY] = GTO if core.scheduler == "gto" else LRR
+    p[S_LAT_ALU] = core.latency_alu
+    p[S_LAT_SFU] = core.latency_sfu
+    p[S_LAT_SHARED] = core.latency_shared
+    p[S_LAT_CONSTANT] = core.latency_constant
+    p[S_LAT_BRANCH] = core.latency_branch
+    p[S_LAT_L1] = l1_hit_latency
+    p[S_SFU_INTERVAL] = core.sfu_interval
+    p[S_LOAD_SLOTS] = core.load_slots
+    p[S_HEADER_BYTES] = PORT_HEADER_BYTES
+    p[S_L1_ENABLED] = int(l1_enabled)
+    p[S_SKIP_IDLE] = int(core.skip_idle_clocks)
+    return p
+
+
 def build_sm_state(params: np.ndarray, cores: Cores, registers: int, num_ctas: int,
                    start: int = 0) -> SmState:  # fmt: skip
     """The units of ``cores`` (:func:`ndpsim.hw.core.contract.place_cores`), with every slot
@@ -175,6 +205,7 @@ def build_sm_state(params: np.ndarray, cores: Cores, registers: int, num_ctas: i
         period=period,
         unit_slots=unit_slots,
         stack=cores.stack(),
+        takes_ctas=cores.take_ctas(),
         slot_warp=np.full(shape, -1, dtype=np.int64),
         slot_cta=np.full(shape, -1, dtype=np.int64),
         slot_pos=np.zeros(shape, dtype=np.int64),
@@ -375,7 +406,7 @@ def _fits(sm, work, s):
     p = sm.params
     wpc = work.params[W_WARPS_PER_CTA]
     return (
-        sm.stack[s] < 0
+        sm.takes_ctas[s] != 0
         and sm.sm_ctas[s] < p[S_CTAS]
         and sm.sm_warps[s] + wpc <= sm.unit_slots[s]
         and sm.sm_registers[s] + _registers_per_cta(sm, work) <= p[S_REGISTERS]

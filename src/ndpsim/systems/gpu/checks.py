@@ -1,13 +1,14 @@
 """The invariants a GPU system checks after each launch and at the end of a run: nothing left
 behind in a queue, every request and byte conserved from where it was sent to where it was
-answered, no link or DRAM bus busier than it can be. A violation is a bug in the model, never a
-result: it stops the run naming the component."""
+answered, no link or DRAM bus busier than it can be. The memory path's are the skeleton's
+(:mod:`ndpsim.systems.skeleton.checks`); the crossbar's, the L2's, the SMs' and the offload
+hardware's are here. A violation is a bug in the model, never a result: it stops the run
+naming the component."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ndpsim.errors import SimulationError
 from ndpsim.hw import link as linkmod
 from ndpsim.hw import requests as rq
 from ndpsim.hw.core import sm as smmod
@@ -16,6 +17,13 @@ from ndpsim.hw.gpu import offload as ofl
 from ndpsim.policy.offload import credit_capacity
 from ndpsim.systems.gpu import model
 from ndpsim.systems.gpu.layout import GpuLayout
+from ndpsim.systems.skeleton import checks as skeleton
+from ndpsim.systems.skeleton.checks import (
+    dram_checks,
+    memory_path_left,
+    packet_errors,
+    tsv_checks,
+)
 from ndpsim.trace.work import (
     LINE_BYTES,
 )
@@ -25,12 +33,10 @@ def check_drained(layout: GpuLayout, sm, l1, l2, mem, vaults, dram, pool, off, t
     """A finished kernel leaves nothing behind: every request completed and every queue,
     MSHR and warp slot is empty. Anything else is a bug in the model, not a result."""
     left = {
-        "requests in flight": rq.in_use(pool),
+        **memory_path_left(pool, dram, vaults),
         "L1 MSHRs in use": int(l1.mshr_used.sum()),
         "L2 MSHRs in use": int(l2.mshr_used.sum()),
         "requests waiting for an L2 MSHR": int((mem.mshr_wait_head >= 0).sum()),
-        "requests in DRAM queues": int(dram.q_count.sum()),
-        "channel backlogs": int((vaults.backlog_head >= 0).sum()),
         "occupied warp slots": int((sm.slot_state != smmod.FREE).sum()),
         "offloads not acknowledged": int(off.pending.sum()),
         "offloads waiting for a stack-SM slot": int((off.queue_head >= 0).sum()),
@@ -54,12 +60,7 @@ def check_drained(layout: GpuLayout, sm, l1, l2, mem, vaults, dram, pool, off, t
         left["stack buffer entries not returned"] = int((capacity - off.credits).sum())
         packets = int(off.stats[:, [ofl.K_RDF, ofl.K_WTA]].sum())
         left["RDF/WTA packets that never reached their NSU"] = packets - int(off.pos_arrived.sum())
-    broken = {name: n for name, n in left.items() if n}
-    if broken:
-        raise SimulationError(
-            f"kernel {trace.info.kernel!r} finished but left "
-            + ", ".join(f"{n} {name}" for name, n in broken.items())
-        )
+    skeleton.check_drained(trace.info.kernel, left)
 
 
 def check_conserved(layout: GpuLayout, trace, sm_stats, offload_stats, mem, vaults, dram,
@@ -85,7 +86,6 @@ def check_conserved(layout: GpuLayout, trace, sm_stats, offload_stats, mem, vaul
     rdf_missed = rdf - int(off[ofl.K_RDF_HITS])  # the owning vault forwards their data
     invalidating = mem.params[model.M_WRITE_INVALIDATIONS] != 0
     ideal = bool(c.ndp and c.ndp.ideal)
-    served = d[:, ctl.S_READS_DONE] + d[:, ctl.S_WRITES_DONE]
     checks = [  # (component, what, found, expected)
         ("crossbar", "requests from the SMs", int(packets[sm_ports].sum()),
          gpu_sent + rdf + wta),
@@ -114,16 +114,7 @@ def check_conserved(layout: GpuLayout, trace, sm_stats, offload_stats, mem, vaul
         checks.append((f"L2 slice {i}", "hits and misses",
                        int(st[model.L_HITS] + st[model.L_MISSES]),
                        int(st[model.L_ACCESSES])))  # fmt: skip
-    for ch, st in enumerate(d):
-        where = f"DRAM channel {layout.channel_label(ch)}"
-        checks += [
-            (where, "reads served", int(st[ctl.S_READS_DONE]), int(st[ctl.S_READS])),
-            (where, "writes served", int(st[ctl.S_WRITES_DONE]), int(st[ctl.S_WRITES])),
-            (where, "row hits, misses and conflicts",
-             int(st[[ctl.S_ROW_HITS, ctl.S_ROW_MISSES, ctl.S_ROW_CONFLICTS]].sum()),
-             int(served[ch])),
-        ]  # fmt: skip
-    per_cube = layout.channels_per_cube
+    checks += dram_checks(dram, layout.channel_label)
     for port in np.unique(ports):  # each host link pair, and the cubes reached through it
         behind = ports == port
         tx, rx = int(to_cube[port]), int(from_cube[port])
@@ -138,48 +129,21 @@ def check_conserved(layout: GpuLayout, trace, sm_stats, offload_stats, mem, vaul
                 (layout.link_label(rx), "offload acknowledgements",
                  int(packets[rx, linkmod.OFFLOAD]), 0 if ideal else int(stacks[ofl.K_ACKED])),
             ]  # fmt: skip
-    for k in range(c.memory.cubes):
-        if vaults.tsv[k] >= 0:  # every access of the cube's vaults crosses its TSVs
-            checks.append((layout.link_label(int(vaults.tsv[k])), "DRAM accesses",
-                           int(packets[vaults.tsv[k]].sum()),
-                           int(served[k * per_cube : (k + 1) * per_cube].sum())))  # fmt: skip
-    wrong = [f"{where}: {what} {found}, expected {expected}"
-             for where, what, found, expected in checks if found != expected]  # fmt: skip
+    checks += tsv_checks(vaults, links, dram, layout.channels_per_cube, layout.link_label)
     # every packet carries at least its header (a crossbar flit's, a memory packet's, or a
     # line and its header back from the L2); TSVs move bare data
     smallest = np.full(len(links.busy_ps), c.links.header_bytes, dtype=np.int64)
     smallest[sm_ports] = sm_header_bytes
     smallest[slice_ports] = c.links.header_bytes + LINE_BYTES
     smallest[vaults.tsv[vaults.tsv >= 0]] = 1
-    short = links.traffic[:, :, 0] < packets * smallest[:, None]
-    for i, k in zip(*np.nonzero(short), strict=True):
-        wrong.append(f"{layout.link_label(int(i))}: {int(packets[i, k])} "
-                     f"{linkmod.CLASS_NAMES[k]} packets in {int(links.traffic[i, k, 0])} "
-                     "bytes")  # fmt: skip
-    for i in linkmod.misaccounted(links):
-        wrong.append(f"{layout.link_label(int(i))}: busy {int(links.busy_ps[i])} ps, not "
-                     "the time its bytes take on the wire")  # fmt: skip
-    if wrong:
-        raise SimulationError(
-            f"after kernel {trace.info.kernel!r} the counters disagree: " + "; ".join(wrong[:8])
-        )
+    skeleton.check_conserved(trace.info.kernel, checks,
+                             packet_errors(links, smallest, layout.link_label))  # fmt: skip
 
 
 def check_busy(layout: GpuLayout, links, dram) -> None:
-    """No link was busier than 100% over any utilization window, nor longer than it existed,
-    and no DRAM data bus carried two bursts at once."""
-    window = int(links.window_ps[0])
-    busiest = linkmod.busiest_window_ps(links)
-    wrong = [f"{layout.link_label(int(i))} busy {int(busiest[i])} ps in a {window} ps window"
-             for i in np.flatnonzero(busiest > window)]  # fmt: skip
-    wrong += [f"{layout.link_label(int(i))} busy {int(links.busy_ps[i])} ps by "
-              f"{int(links.busy_until[i])} ps" for i in linkmod.overdrawn(links)]  # fmt: skip
-    ranks = layout.dram_preset.organization.ranks
-    wrong += [f"DRAM channel {layout.channel_label(int(b) // ranks)} rank {int(b) % ranks} "
-              f"data bus carrying two bursts at once for {int(dram.bus_overlap[b])} cycles"
-              for b in np.flatnonzero(dram.bus_overlap)]  # fmt: skip
-    if wrong:
-        raise SimulationError("busier than 100%: " + "; ".join(wrong[:8]))
+    """No link or DRAM data bus was busier than it can be (:func:`skeleton.check_busy`)."""
+    skeleton.check_busy(links, dram, layout.dram_preset.organization.ranks, layout.link_label,
+                        layout.channel_label)  # fmt: skip
 
 
 def diagnose(sm, vaults, dram, pool, trace, now) -> str:

@@ -50,10 +50,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ndpsim.engine import events as ev
-from ndpsim.engine import fifo, kinds, loop
+from ndpsim.engine import fifo, kinds
 from ndpsim.engine.assemble import assemble
-from ndpsim.engine.clock import NEVER
-from ndpsim.engine.reference import references
 from ndpsim.hw import cache as cachemod
 from ndpsim.hw import hops as hopsmod
 from ndpsim.hw import host_interface as hostmod
@@ -67,6 +65,7 @@ from ndpsim.hw.dram.vaults import EV_DRAM_DONE, EV_MEM_ARRIVE
 from ndpsim.hw.gpu import offload as ofl
 from ndpsim.hw.gpu import offload_execution as offx
 from ndpsim.numba_cache import compiled
+from ndpsim.systems.skeleton.program import AssembledLaunch
 from ndpsim.trace.trace import MemoryKind, MemorySpace
 from ndpsim.trace.work import (
     W_NUM_CTAS,
@@ -599,40 +598,15 @@ advance = compiled(entry=True)(
 )
 
 
-class Launch(loop.Model):
-    """One kernel launch on the compiled model, as the engine's loop drives it: the event queue
-    and the request pool grow when ``advance`` runs short of them, and ``diagnose`` (given the
-    pool and the time) says where a stuck launch's work is."""
+class Launch(AssembledLaunch):
+    """One kernel launch on the compiled model (the skeleton's launch on :data:`advance`): the
+    event queue and the request pool grow when it runs short of them; its progress is the warp
+    instructions issued and the requests completed; ``diagnose`` (given the pool and the time)
+    says where a stuck launch's work is."""
 
     def __init__(self, state: GpuState, diagnose: Callable[[rq.RequestPool, int], str]):
-        self.state = state
-        self.diagnose = diagnose
+        super().__init__(advance, state, int(state.mem.params[M_HEADROOM]), _progress, diagnose)
 
-    @property
-    def state(self) -> GpuState:
-        return self._state
 
-    @state.setter
-    def state(self, state: GpuState) -> None:
-        self._state = state
-        self._arguments = references(state)  # what advance() takes: components by reference
-
-    def advance(self, until_ps: int, until_events: int = NEVER) -> tuple[int, int]:
-        return advance(*self._arguments, until_ps, until_events)
-
-    def events_handled(self) -> int:
-        return ev.handled(self.state.events)
-
-    def grow(self) -> None:
-        room = int(self.state.mem.params[M_HEADROOM])
-        if self.state.events.meta[2] < room:
-            self.state = self.state._replace(events=ev.grown(self.state.events))
-        if self.state.pool.meta[0] < room:
-            self.state = self.state._replace(pool=rq.grown(self.state.pool))
-
-    def progress(self) -> tuple[int, int]:
-        """Warp instructions issued and requests completed."""
-        return int(self.state.sm.stats[:, smmod.T_ISSUED].sum()), int(self.state.mem.progress[0])
-
-    def stuck(self, now_ps: int) -> str:
-        return self.diagnose(self.state.pool, now_ps)
+def _progress(state: GpuState) -> tuple[int, int]:
+    return int(state.sm.stats[:, smmod.T_ISSUED].sum()), int(state.mem.progress[0])

@@ -3,50 +3,31 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from ndpsim.energy import gpu_energy, load_energy_table
 from ndpsim.engine.stats import StatsRegistry
-from ndpsim.hw import link as linkmod
 from ndpsim.hw.core import sm as smmod
-from ndpsim.hw.dram import controller as ctl
 from ndpsim.hw.gpu import offload as ofl
 from ndpsim.systems.gpu import model
 from ndpsim.systems.gpu.layout import GpuLayout
 from ndpsim.systems.gpu.summary import summary_rows
+from ndpsim.systems.skeleton.results import (
+    SystemRunResult,
+    adopt_cores,
+    adopt_dram,
+    adopt_links,
+    dram_figures,
+    headline,
+    link_figures,
+)
 
 #: The load-latency histogram: bins of this many core cycles, and how many.
 LATENCY_BIN_CYCLES, LATENCY_BINS = 50, 64
 
 
-@dataclass
-class GpuRunResult:
-    """What a run measured: summary figures and every counter."""
-
-    system: str
-    time_ps: int
-    core_cycles: int
-    kernels: int
-    summary: dict[str, Any]
-    stats: dict[str, Any]
-    wall_seconds: float
-    warp_instructions: int
-    thread_instructions: int
-    memory_requests: int
-    energy: dict[str, float] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "system": self.system,
-            "time_ps": self.time_ps,
-            "core_cycles": self.core_cycles,
-            "kernels": self.kernels,
-            "summary": self.summary,
-            "energy_nj": self.energy,
-            "wall_seconds": self.wall_seconds,
-            "stats": self.stats,
-        }
+class GpuRunResult(SystemRunResult):
+    """What a GPU run measured: summary figures and every counter."""
 
     def summary_rows(self) -> list[tuple[str, str]]:
         return summary_rows(self.summary, self.energy)
@@ -72,20 +53,13 @@ def gpu_result(
     offload scheme's (None without near-data processing)."""
     c = layout.config
     registry = StatsRegistry()
-    for group in layout.cores.groups:
-        registry.adopt(group.name, group.kind.stat_names, sm_stats[group.first : group.end],
-                       group.instance_labels())  # fmt: skip
+    adopt_cores(registry, layout.cores, sm_stats)
     if c.ndp:
         registry.adopt("offload", ofl.OFFLOAD_STAT_NAMES, offload_stats,
                        [f"stack{k}" for k in range(c.memory.cubes)])  # fmt: skip
     registry.adopt("l2", model.L2_STAT_NAMES, mem.stats)
-    registry.adopt("dram", ctl.STAT_NAMES, dram.stats)
-    link_names = [f"{cls}_{what}" for cls in linkmod.CLASS_NAMES for what in ("bytes", "packets")]
-    traffic = links.traffic.reshape(links.traffic.shape[0], -1)
-    labels = [f"{layout.link_label(i)}" for i in range(traffic.shape[0])]
-    registry.adopt("links", link_names, traffic, labels)
-    busy = links.busy_ps.reshape(-1, 1)
-    registry.adopt("link_busy", ["busy_ps"], busy, labels)
+    adopt_dram(registry, dram)
+    adopt_links(registry, links, [layout.link_label(i) for i in range(len(links.busy_ps))])
     registry.adopt_histogram("load_latency_cycles", LATENCY_BIN_CYCLES, mem.latency_hist)
     cycles = max(1, layout.core.cycles(time_ps))
     summary = _summary(layout, registry, time_ps, cycles, instructions, threads, links)
@@ -158,36 +132,19 @@ def _offload_summary(layout: GpuLayout, plan, offload_stats, sm_stats, threads, 
 
 def _summary(layout: GpuLayout, registry, time_ps, cycles, instructions, threads, links):
     net = layout.network
-    totals = lambda path: registry.totals(path)  # noqa: E731
-    sm, l2, dram = totals("sm"), totals("l2"), totals("dram")
-    per_link = links.traffic[:, :, 0].sum(axis=1)
-    seconds = time_ps * 1e-12
+    sm, l2 = registry.totals("sm"), registry.totals("l2")
 
     def channel(kind):
-        ids = [i for i, k in enumerate(net.kinds) if k == kind]
-        moved = int(per_link[ids].sum()) if ids else 0
-        # the last packets (a write's acknowledgement) may leave after the run's last event
-        span = max(time_ps, int(links.busy_until[ids].max())) if ids else time_ps
-        return {"bytes": moved, "gbps": moved / seconds / 1e9 if seconds else 0.0,
-                "utilization": float(links.busy_ps[ids].sum() / (span * len(ids)))
-                if ids and span else 0.0}  # fmt: skip
+        return link_figures(links, [i for i, k in enumerate(net.kinds) if k == kind], time_ps)
 
-    row_total = dram["row_hits"] + dram["row_misses"] + dram["row_conflicts"]
     return {
-        "core_cycles": cycles,
-        "time_us": time_ps / 1e6,
-        "warp_instructions": instructions,
-        "thread_instructions": threads,
-        "ipc": threads / cycles,
-        "warp_ipc": instructions / cycles,
+        **headline(time_ps, cycles, instructions, threads),
         "links": {
             "gpu_to_memory": channel("host-to-cube"),
             "memory_to_gpu": channel("cube-to-host"),
             "memory_to_memory": channel("cube"),
         },
-        "dram_row_hit_rate": dram["row_hits"] / row_total if row_total else 0.0,
-        "dram_reads": dram["reads"],
-        "dram_writes": dram["writes"],
+        **dram_figures(registry.totals("dram")),
         "l1_hit_rate": sm["l1_hits"] / sm["l1_accesses"] if sm["l1_accesses"] else 0.0,
         "l2_hit_rate": l2["hits"] / l2["accesses"] if l2["accesses"] else 0.0,
         "stall_breakdown": {

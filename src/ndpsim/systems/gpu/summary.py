@@ -4,17 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ndpsim.systems.skeleton.results import energy_rows, headline_rows
+
 
 def summary_rows(summary: dict[str, Any], energy: dict[str, float]) -> list[tuple[str, str]]:
     """(what, value) rows: time, throughput, link traffic, hit rates, stalls, offloading and
     energy."""
     s = summary
-    rows = [
-        ("core cycles", f"{s['core_cycles']:,}"),
-        ("simulated time", f"{s['time_us']:.2f} us"),
-        ("IPC (thread instructions per cycle)", f"{s['ipc']:.1f}"),
-        ("warp instructions", f"{s['warp_instructions']:,}"),
-    ]
+    rows = headline_rows(s)
     for label, key in (("GPU -> memory (TX)", "gpu_to_memory"), ("memory -> GPU (RX)",
                        "memory_to_gpu"), ("memory <-> memory", "memory_to_memory")):  # fmt: skip
         link = s["links"][key]
@@ -28,9 +25,7 @@ def summary_rows(summary: dict[str, Any], energy: dict[str, float]) -> list[tupl
                  f"unit busy {stalls['unit_busy']:,}, dependency {stalls['dependency']:,}, "
                  f"idle {stalls['idle']:,}"))  # fmt: skip
     rows.extend(offload_rows(s.get("offload"), s["time_us"]))
-    parts = ", ".join(f"{k} {v / 1000:.2f}" for k, v in energy.items() if k != "total")
-    rows.append(("energy (uJ)", f"{energy['total'] / 1000:.2f} ({parts})"))
-    return rows
+    return rows + energy_rows(energy)
 
 
 # why an instance stayed on the GPU, by the offload counter that records it

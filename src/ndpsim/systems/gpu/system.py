@@ -3,14 +3,14 @@
 :class:`GpuSystem` is the one place where the hardware of a GPU system is wired: it builds the
 links and the memory network, the L2 slices, the DRAM of every cube and the address mapping,
 and connects them. :meth:`GpuSystem.run` replays a workload's kernel launches one after the
-other (caches and DRAM state carry over; L1s are flushed between kernels, as GPUs do) and runs
-the compiled model epoch by epoch. A watchdog stops a run that stops making progress, naming
-where its requests are stuck.
+other (caches and DRAM state carry over; L1s are flushed between kernels, as GPUs do) on the
+skeleton's launch loop (:mod:`ndpsim.systems.skeleton.program`), whose machine is a
+:class:`GpuRun`: the hardware of one run, launch by launch. A watchdog stops a run that stops
+making progress, naming where its requests are stuck.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -47,7 +47,7 @@ from ndpsim.policy.learned_mapping import (
 from ndpsim.policy.mapping import ADDRESS_MAPPINGS
 from ndpsim.policy.offload import OFFLOAD_SCHEMES, credit_capacity
 from ndpsim.seeding import state63
-from ndpsim.simt.memory import BASE_ADDRESS, DeviceMemory
+from ndpsim.simt.memory import DeviceMemory
 from ndpsim.systems.gpu import model
 from ndpsim.systems.gpu.checks import check_busy, check_conserved, check_drained, diagnose
 from ndpsim.systems.gpu.config import GpuSystemConfig
@@ -59,9 +59,16 @@ from ndpsim.systems.gpu.results import (
     GpuRunResult,
     gpu_result,
 )
-from ndpsim.systems.gpu.timeline import GpuTimeline
+from ndpsim.systems.gpu.timeline import gpu_timeline
 from ndpsim.systems.gpu.view import GpuRunView
 from ndpsim.systems.offload import build_offload_state
+from ndpsim.systems.skeleton.memory import (
+    all_cubes,
+    dram_address_mapping,
+    physical_lines,
+    program_pages,
+)
+from ndpsim.systems.skeleton.program import Launched, Machine, start_program
 from ndpsim.systems.stepping import SteppedRun
 from ndpsim.trace.instances import find_instances, first_access, instance_lines
 from ndpsim.trace.trace import Trace
@@ -133,28 +140,6 @@ class OffloadPlan:
             self.positions[index] = None
 
 
-def _log2(value: int, what: str) -> int:
-    bits = int(value).bit_length() - 1
-    if value < 1 or 1 << bits != value:
-        raise ConfigError(f"{what} must be a power of two, got {value}")
-    return bits
-
-
-class _EpochHook(loop.Controller):
-    """Hands ``on_epoch`` an :class:`Epoch` every ``loop.EPOCH_PS`` of a launch."""
-
-    def __init__(self, on_epoch, start_ps, kernel, links, labels, page_table, sm, mem, dram):
-        self.on_epoch = on_epoch
-        self.next_ps = start_ps + loop.EPOCH_PS
-        self.epoch = partial(Epoch, kernel=kernel, links=links, link_labels=labels,
-                             page_table=page_table, sm_stats=sm.stats, l2_stats=mem.stats,
-                             dram_stats=dram.stats)  # fmt: skip
-
-    def epoch_end(self, now_ps: int) -> None:
-        self.on_epoch(self.epoch(time_ps=now_ps))
-        self.next_ps = now_ps + loop.EPOCH_PS
-
-
 class _LearnedMapping(loop.Controller):
     """TOM's learning phase: the compiled model stops once the analyzer has seen the instances
     the phase wanted, and ``choose(now_ps)`` chooses the mapping for the rest of the run."""
@@ -201,15 +186,15 @@ class GpuSystem:
         self.dram_preset = dram
         cubes = c.memory.cubes
         self.channels_per_cube = dram.organization.channels
-        org = dram.organization.model_copy(update={"channels": cubes * dram.organization.channels})
-        self.system_dram = dram.model_copy(update={"organization": org})
+        self.system_dram = all_cubes(dram, cubes)
         self.capacity_bytes = cubes * dram.organization.capacity_bytes
         self.network = build_network(cubes, host=True, topology=c.links.cube_topology,
                                      mesh_columns=c.links.mesh_columns,
                                      host_cubes=c.links.host_cubes)  # fmt: skip
         self.address_mapping = ADDRESS_MAPPINGS.get(c.memory.mapping)()
         self.scheme = OFFLOAD_SCHEMES.get(c.ndp.offload)() if c.ndp else None
-        self.mapping = self._mapping()
+        self.mapping = dram_address_mapping(self.address_mapping, dram, cubes,
+                                            c.memory.page_bytes, c.memory.xor_cube)  # fmt: skip
         self.cores = gpu_cores(c)
         if c.ndp and not self.network.links_cubes:
             raise ConfigError("ndp: stack SMs reach other stacks' data over the cube network; "
@@ -219,28 +204,6 @@ class GpuSystem:
                                 self.cores, self.scheme)  # fmt: skip
 
     # ----------------------------------------------------------------------- wiring
-    def _mapping(self) -> AddressMapping:
-        c = self.config
-        o = self.dram_preset.organization
-        fields = [
-            ("channel", _log2(o.channels, "DRAM channels")),
-            ("column", _log2(o.columns, "DRAM columns")),
-            ("rank", _log2(o.ranks, "DRAM ranks")),
-            ("bankgroup", _log2(o.bankgroups, "DRAM bank groups")),
-            ("bank", _log2(o.banks, "DRAM banks")),
-            ("row", _log2(o.rows, "DRAM rows")),
-        ]
-        return self.address_mapping.mapping(
-            fields, _log2(c.memory.cubes, "memory.cubes"), _log2(LINE_BYTES, "line size"),
-            _log2(c.memory.page_bytes, "memory.page_bytes"), c.memory.xor_cube,
-        )  # fmt: skip
-
-    def _page_table(self, memory: DeviceMemory, seed: int) -> PageTable:
-        c = self.config.memory
-        return PageTable.build(BASE_ADDRESS, memory.size_bytes, c.page_bytes,
-                               self.capacity_bytes // c.page_bytes,
-                               self.address_mapping.placement, seed)  # fmt: skip
-
     def _links(self):
         c = self.config
         net = self.network
@@ -272,26 +235,8 @@ class GpuSystem:
         return links, sm_ports, slice_ports, tsv
 
     def _sm_params(self) -> np.ndarray:
-        c = self.config.sm
-        p = np.zeros(smmod.SM_PARAMS, dtype=np.int64)
-        p[smmod.S_COUNT] = self.cores.count
-        p[smmod.S_CTAS] = c.ctas
-        p[smmod.S_REGISTERS] = c.registers
-        p[smmod.S_SHARED] = c.shared_bytes
-        p[smmod.S_SCHEDULERS] = c.schedulers
-        p[smmod.S_POLICY] = smmod.GTO if c.scheduler == "gto" else smmod.LRR
-        p[smmod.S_LAT_ALU] = c.latency_alu
-        p[smmod.S_LAT_SFU] = c.latency_sfu
-        p[smmod.S_LAT_SHARED] = c.latency_shared
-        p[smmod.S_LAT_CONSTANT] = c.latency_constant
-        p[smmod.S_LAT_BRANCH] = c.latency_branch
-        p[smmod.S_LAT_L1] = self.config.l1.hit_latency
-        p[smmod.S_SFU_INTERVAL] = c.sfu_interval
-        p[smmod.S_LOAD_SLOTS] = c.load_slots
-        p[smmod.S_HEADER_BYTES] = 8  # crossbar flit header
-        p[smmod.S_L1_ENABLED] = int(self.config.l1.enabled)
-        p[smmod.S_SKIP_IDLE] = int(c.skip_idle_clocks)
-        return p
+        c = self.config
+        return smmod.simt_params(c.sm, self.cores.count, c.l1.hit_latency, c.l1.enabled)
 
     def _address_map(self, plan: OffloadPlan | None) -> AddressMap:
         bits, xor = self.mapping.arrays()
@@ -345,120 +290,11 @@ class GpuSystem:
         """The run of :meth:`run`, for its caller to advance step by step, look at and change
         between steps (:class:`~ndpsim.systems.gpu.view.GpuRunView`), then finish. Nothing is
         simulated until the first step."""
-        pause = loop.Pause()
-        steps = self._steps(traces, module, memory, seed, on_epoch, timeline, pause)
-        view = next(steps)  # the hardware built, nothing simulated yet
-        return SteppedRun(steps, pause, view)
-
-    def _steps(self, traces, module, memory, seed, on_epoch, timeline, pause):
-        """:meth:`run` as a generator: first the run's view, then the time reached at every
-        pause; it returns the run's result."""
-        c = self.config
-        start_wall = time.perf_counter()
-        seed = c.seed if seed is None else seed
-        page_table = self._page_table(memory, seed)
-        works: list[Any] = [None] * len(traces)
-        plan = None
-        if c.ndp and c.ndp.mapping == "learned":  # the learning phase sees every launch
-            works = [build_kernel_work(trace, module) for trace in traces]
-            plan = self._plan_offloads(works, traces, module, memory, page_table)
-        elif c.ndp:
-            plan = self._new_plan()
-        links, sm_ports, slice_ports, tsv = self._links()
-        mem = self._memory_side(slice_ports)
-        amap = self._address_map(plan)
-        vaults = build_vaults(self.dram_preset.timing.tCK_ps,
-                              self.system_dram.organization.channels, tsv)  # fmt: skip
-        l2 = cachemod.build_caches(c.l2.slices, c.l2.size_bytes // c.l2.slices, c.l2.ways,
-                                   LINE_BYTES, c.l2.mshrs, interleave=c.l2.slices)  # fmt: skip
-        l1 = cachemod.build_caches(self.cores.count, c.l1.size_bytes, c.l1.ways, LINE_BYTES,
-                                   c.l1.mshrs)  # fmt: skip
-        dram = ctl.build_dram_state(self.system_dram)
-        room = model.headroom(c.sm.count, c.sm.schedulers)
-        pool = rq.request_pool(4 * room)  # both grow when a run needs more
-        events = ev.event_queue(4 * room)
-        page = page_table.compiled
-        labels = [self.layout.link_label(i) for i in range(len(links.busy_ps))]
-        sm_params = self._sm_params()
-        host = self.layout.host
-        ratio = self.scheme.controller(c.ndp, self.core) if self.scheme else None
-        sm_stats = np.zeros((self.cores.count, len(smmod.SM_STAT_NAMES)), dtype=np.int64)
-        offload_stats = np.zeros((c.memory.cubes, len(ofl.OFFLOAD_STAT_NAMES)), dtype=np.int64)
-        fewest_credits = credit_capacity(c.ndp) if c.ndp else np.zeros(3, dtype=np.int64)
-        learning = plan.learning if plan else None
-        if learning is not None and learning.left:
-            self._learning_latency(links, True)
-        sampler = None if timeline is None else GpuTimeline(timeline, self.layout, labels, ratio)
-        view = GpuRunView(page_table, links, mem, dram, sm_stats, offload_stats)
-        yield view
-        now = 0
-        instructions = threads = 0
-        for index, trace in enumerate(traces):
-            work = works[index] if works[index] is not None else build_kernel_work(trace, module)
-            works[index] = None  # a launch's work is dropped once simulated
-            if plan is not None and plan.learning is None:  # a fixed mapping: plan as we go
-                self._plan_launch(plan, work, trace, module, page_table)
-                self._place_blocks(plan, [index])
-            off = self._offload_state(plan, index, work, links, now, seed)
-            controllers: list[loop.Controller] = []
-            if ratio is not None:
-                ratio.attach(off)
-                controllers.append(ratio)
-            if off.control[ofl.C_LEARNING]:
-                controllers.append(_LearnedMapping(off, partial(
-                    self._learned, plan, index, off, amap, links, memory, page_table)))  # fmt: skip
-            sm = smmod.build_sm_state(sm_params.copy(), self.cores,
-                                      int(work.params[W_NUM_REGISTERS]),
-                                      int(work.params[W_NUM_CTAS]), now)  # fmt: skip
-            l1.tags[:] = cachemod.INVALID  # L1s are not coherent: flushed at kernel boundaries
-            smmod.dispatch_initial(reference(sm), reference(work), reference(off), now)
-            if sm.counters[0] == 0 and work.params[W_NUM_CTAS] > 0:
-                raise ConfigError(self._does_not_fit(trace, work))
-            if on_epoch is not None:
-                controllers.append(_EpochHook(on_epoch, now, index, links, labels, page_table,
-                                              sm, mem, dram))  # fmt: skip
-            state = model.GpuState(sm, work, l1, pool, links, events, sm_ports, page, mem, l2,
-                                   amap, host, self.layout.hops, vaults, dram, off)  # fmt: skip
-            view.kernel, view.in_flight = index, True
-            now, events, pool = yield from self._run_kernel(
-                state, now, trace, controllers, sampler, index, pause, view
-            )
-            if learning is not None and learning.left:  # the phase goes on in the next launch
-                _record_seen(learning, index, off)
-            if plan is not None:
-                plan.drop_accesses(index)
-            sm_stats += sm.stats
-            if off.stats.shape[0]:
-                offload_stats += off.stats
-            view.in_flight = False
-            if off.credits_low.shape[0]:
-                fewest_credits = np.minimum(fewest_credits, off.credits_low.min(axis=0))
-            instructions += trace.num_warp_instructions
-            threads += trace.num_thread_instructions
-            check_conserved(self.layout, trace, sm_stats, offload_stats, mem, vaults, dram, links,
-                            int(sm_params[smmod.S_HEADER_BYTES]))  # fmt: skip
-        if learning is not None and learning.left:
-            raise SimulationError(
-                f"TOM's learning phase never ended: it observed {len(learning.observed)} of "
-                f"the {learning.wanted} offload-candidate instances it wanted"
-            )
-        check_busy(self.layout, links, dram)
-        if timeline is not None and learning is not None and learning.choice is not None:
-            timeline.mark(learning.end_ps, "offloading", "TOM's learned mapping chosen",
-                          {"stack_bit": learning.choice.bit,
-                           "instances_observed": learning.choice.learning_instances})  # fmt: skip
-        wall = time.perf_counter() - start_wall
-        return gpu_result(self.layout, now, len(traces), sm_stats, mem, links, dram,
-                          instructions, threads, wall, plan, offload_stats, ratio,
-                          fewest_credits)  # fmt: skip
+        seed = self.config.seed if seed is None else seed
+        build = partial(GpuRun, self, traces, module, memory, seed)
+        return start_program(build, traces, on_epoch, timeline)
 
     # -------------------------------------------------------------------------- offloading
-    def _physical_lines(self, page_table: PageTable, virtual_lines: np.ndarray) -> np.ndarray:
-        table, base, shift = page_table.compiled
-        inner = shift - LINE_SHIFT
-        frames = table[(virtual_lines >> inner) - base]
-        return (frames << inner) | (virtual_lines & ((1 << inner) - 1))
-
     def _new_plan(self) -> OffloadPlan:
         """An empty plan, once the NDP settings are known to fit together."""
         self.scheme.check(self.config)
@@ -472,7 +308,7 @@ class GpuSystem:
         self.scheme.note_kernel(plan.kernels, function, candidates)
         instances = find_instances(work, candidates)
         owner, vlines, positions = instance_lines(work, instances)
-        plines = self._physical_lines(page_table, vlines)
+        plines = physical_lines(page_table, vlines)
         dest = np.full(len(instances), -1, dtype=np.int64)
         plan.launches.append((candidates, instances, dest, register_numbering(function)))
         plan.accesses.append(LaunchAccesses(len(instances), owner, vlines, plines))
@@ -606,25 +442,137 @@ class GpuSystem:
             f"SM has {c.warps} warps, {c.registers} registers and {c.shared_bytes} B"
         )
 
-    def _run_kernel(self, state: model.GpuState, start, trace, controllers, sampler, index,
-                    pause, view):  # fmt: skip
-        """Run one launch to its end on the engine's loop, which hands control to
-        ``controllers`` (and a timeline's ``sampler``) between epochs, and to the caller of a
-        stepped run where ``pause`` says; returns its end and the event queue and request pool
-        (grown if the launch needed more)."""
-        stuck = partial(diagnose, state.sm, state.vaults, state.dram, trace=trace)
-        launch = model.Launch(state, lambda pool, now: stuck(pool=pool, now=now))
-        view.launch = launch
-        if sampler is not None:
-            sampler.launch(state, index, trace.info.kernel, start)
-            controllers = [*controllers, sampler]
-        end = yield from loop.steps(launch, start, controllers, pause)
-        if sampler is not None:
-            sampler.launch_end(launch.state, end)
-        s = launch.state
+
+class GpuRun(Machine):
+    """The hardware of one run of a :class:`GpuSystem` (fresh caches, DRAM, links and page
+    table), driven launch by launch by the skeleton (:mod:`ndpsim.systems.skeleton.program`):
+    each launch gets its SMs' state and its offload state, the offload scheme's controllers,
+    and is checked and added up when it ends."""
+
+    def __init__(self, system: GpuSystem, traces, module, memory, seed):
+        self.system = system
+        c = system.config
+        self.traces, self.module, self.memory, self.seed = traces, module, memory, seed
+        self.layout = system.layout
+        self.page_table = program_pages(memory, c.memory.page_bytes, system.capacity_bytes,
+                                        system.address_mapping, seed)  # fmt: skip
+        self.works: list[Any] = [None] * len(traces)
+        self.plan = None
+        if c.ndp and c.ndp.mapping == "learned":  # the learning phase sees every launch
+            self.works = [build_kernel_work(trace, module) for trace in traces]
+            self.plan = system._plan_offloads(self.works, traces, module, memory,
+                                              self.page_table)  # fmt: skip
+        elif c.ndp:
+            self.plan = system._new_plan()
+        self.links, self.sm_ports, slice_ports, tsv = system._links()
+        self.mem = system._memory_side(slice_ports)
+        self.amap = system._address_map(self.plan)
+        self.vaults = build_vaults(system.dram_preset.timing.tCK_ps,
+                                   system.system_dram.organization.channels, tsv)  # fmt: skip
+        self.l2 = cachemod.build_caches(c.l2.slices, c.l2.size_bytes // c.l2.slices, c.l2.ways,
+                                        LINE_BYTES, c.l2.mshrs, interleave=c.l2.slices)  # fmt: skip
+        self.l1 = cachemod.build_caches(system.cores.count, c.l1.size_bytes, c.l1.ways,
+                                        LINE_BYTES, c.l1.mshrs)  # fmt: skip
+        self.dram = ctl.build_dram_state(system.system_dram)
+        room = model.headroom(c.sm.count, c.sm.schedulers)
+        self.pool = rq.request_pool(4 * room)  # both grow when a run needs more
+        self.events = ev.event_queue(4 * room)
+        self.labels = [self.layout.link_label(i) for i in range(len(self.links.busy_ps))]
+        self.sm_params = system._sm_params()
+        self.ratio = system.scheme.controller(c.ndp, system.core) if system.scheme else None
+        self.sm_stats = np.zeros((system.cores.count, len(smmod.SM_STAT_NAMES)), dtype=np.int64)
+        self.offload_stats = np.zeros((c.memory.cubes, len(ofl.OFFLOAD_STAT_NAMES)),
+                                      dtype=np.int64)  # fmt: skip
+        self.fewest_credits = credit_capacity(c.ndp) if c.ndp else np.zeros(3, dtype=np.int64)
+        self.learning = self.plan.learning if self.plan else None
+        if self.learning is not None and self.learning.left:
+            system._learning_latency(self.links, True)
+        self.timeline: Timeline | None = None
+        self.view = GpuRunView(self.page_table, self.links, self.mem, self.dram, self.sm_stats,
+                               self.offload_stats)  # fmt: skip
+        self.instructions = self.threads = 0
+        self.sm: smmod.SmState | None = None  # the launch in flight's
+
+    def sampler(self, timeline: Timeline):
+        self.timeline = timeline
+        return gpu_timeline(timeline, self.layout, self.labels, self.ratio)
+
+    def epoch(self, index: int, now_ps: int) -> Epoch:
+        return Epoch(time_ps=now_ps, kernel=index, links=self.links, link_labels=self.labels,
+                     page_table=self.page_table, sm_stats=self.sm.stats,
+                     l2_stats=self.mem.stats, dram_stats=self.dram.stats)  # fmt: skip
+
+    def launch(self, index: int, trace: Trace, now_ps: int) -> Launched:
+        system, plan = self.system, self.plan
+        work = self.works[index]
+        if work is None:
+            work = build_kernel_work(trace, self.module)
+        self.works[index] = None  # a launch's work is dropped once simulated
+        if plan is not None and plan.learning is None:  # a fixed mapping: plan as we go
+            system._plan_launch(plan, work, trace, self.module, self.page_table)
+            system._place_blocks(plan, [index])
+        off = system._offload_state(plan, index, work, self.links, now_ps, self.seed)
+        controllers: list[loop.Controller] = []
+        if self.ratio is not None:
+            self.ratio.attach(off)
+            controllers.append(self.ratio)
+        if off.control[ofl.C_LEARNING]:
+            controllers.append(_LearnedMapping(off, partial(
+                system._learned, plan, index, off, self.amap, self.links, self.memory,
+                self.page_table)))  # fmt: skip
+        sm = smmod.build_sm_state(self.sm_params.copy(), system.cores,
+                                  int(work.params[W_NUM_REGISTERS]),
+                                  int(work.params[W_NUM_CTAS]), now_ps)  # fmt: skip
+        self.l1.tags[:] = cachemod.INVALID  # L1s are not coherent: flushed at kernel boundaries
+        smmod.dispatch_initial(reference(sm), reference(work), reference(off), now_ps)
+        if sm.counters[0] == 0 and work.params[W_NUM_CTAS] > 0:
+            raise ConfigError(system._does_not_fit(trace, work))
+        self.sm = sm
+        state = model.GpuState(sm, work, self.l1, self.pool, self.links, self.events,
+                               self.sm_ports, self.page_table.compiled, self.mem, self.l2,
+                               self.amap, self.layout.host, self.layout.hops, self.vaults,
+                               self.dram, off)  # fmt: skip
+        stuck = partial(diagnose, sm, self.vaults, self.dram, trace=trace)
+        return Launched(model.Launch(state, lambda pool, now: stuck(pool=pool, now=now)),
+                        controllers)  # fmt: skip
+
+    def launch_end(self, index: int, trace: Trace, launched: Launched, end_ps: int) -> None:
+        s = launched.model.state
         check_drained(self.layout, s.sm, s.l1, s.l2, s.mem, s.vaults, s.dram, s.pool, s.off,
                       trace)  # fmt: skip
-        return end, launch.state.events, launch.state.pool
+        self.events, self.pool = s.events, s.pool  # grown, if the launch needed more
+        learning, off = self.learning, s.off
+        if learning is not None and learning.left:  # the phase goes on in the next launch
+            _record_seen(learning, index, off)
+        if self.plan is not None:
+            self.plan.drop_accesses(index)
+        self.sm_stats += s.sm.stats
+        if off.stats.shape[0]:
+            self.offload_stats += off.stats
+        if off.credits_low.shape[0]:
+            self.fewest_credits = np.minimum(self.fewest_credits, off.credits_low.min(axis=0))
+        self.instructions += trace.num_warp_instructions
+        self.threads += trace.num_thread_instructions
+        check_conserved(self.layout, trace, self.sm_stats, self.offload_stats, self.mem,
+                        self.vaults, self.dram, self.links,
+                        int(self.sm_params[smmod.S_HEADER_BYTES]))  # fmt: skip
+
+    def result(self, time_ps: int, launches: int, wall_seconds: float) -> GpuRunResult:
+        learning = self.learning
+        if learning is not None and learning.left:
+            raise SimulationError(
+                f"TOM's learning phase never ended: it observed {len(learning.observed)} of "
+                f"the {learning.wanted} offload-candidate instances it wanted"
+            )
+        check_busy(self.layout, self.links, self.dram)
+        timeline = self.timeline
+        if timeline is not None and learning is not None and learning.choice is not None:
+            timeline.mark(learning.end_ps, "offloading", "TOM's learned mapping chosen",
+                          {"stack_bit": learning.choice.bit,
+                           "instances_observed": learning.choice.learning_instances})  # fmt: skip
+        return gpu_result(self.layout, time_ps, launches, self.sm_stats, self.mem, self.links,
+                          self.dram, self.instructions, self.threads, wall_seconds, self.plan,
+                          self.offload_stats, self.ratio, self.fewest_credits)  # fmt: skip
 
 
 __all__ = ["GpuRunResult", "GpuSystem"]

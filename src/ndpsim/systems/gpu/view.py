@@ -11,7 +11,7 @@ system's config).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from ndpsim.hw.gpu import offload as ofl
 from ndpsim.hw.link import Links
 from ndpsim.hw.pagetable import PageTable
 from ndpsim.systems.gpu import model
+from ndpsim.systems.skeleton.program import LaunchView
 from ndpsim.trace.work import W_NUM_CTAS
 
 
@@ -31,9 +32,10 @@ def _named(names: tuple[str, ...], totals: np.ndarray) -> dict[str, int]:
 
 
 @dataclass
-class GpuRunView:
+class GpuRunView(LaunchView):
     """A GPU run between steps: the launch in flight (``kernel``, -1 before the first) and its
-    model, the run's page table and links, and the counters of the launches already finished."""
+    model (:class:`~ndpsim.systems.skeleton.program.LaunchView`), the run's page table and
+    links, and the counters of the launches already finished."""
 
     page_table: PageTable
     links: Links
@@ -41,20 +43,6 @@ class GpuRunView:
     dram: ctl.DramState  # whole run
     finished_sm_stats: np.ndarray  # per SM, the launches finished
     finished_offload_stats: np.ndarray  # per cube, the launches finished
-    kernel: int = -1
-    launch: model.Launch | None = field(default=None, repr=False)  # the last one started
-    in_flight: bool = False  # whether it is still running (else its counters are among the
-    # finished ones)
-
-    @property
-    def state(self) -> model.GpuState | None:
-        """The compiled state of the launch in flight (None before the first starts)."""
-        return None if self.launch is None else self.launch.state
-
-    def events_handled(self) -> int:
-        """Over the whole run: the launches hand their event queue on to the next."""
-        state = self.state
-        return 0 if state is None else ev.handled(state.events)
 
     def counters(self) -> dict[str, dict[str, int]]:
         """Totals so far, by component: the SMs' and the offload controllers' (launches

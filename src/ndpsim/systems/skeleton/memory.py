@@ -1,0 +1,70 @@
+"""The DRAM of a system's cubes as one physical address space, and a program's pages placed in
+it: what every kind with memory cubes builds the same way.
+
+The address mapping orders the fields of a DRAM preset's organization (channel, column, rank,
+bank group, bank, row) under the mapping policy the config names; the page table places each
+page of the program's device memory in a frame, as the policy's placement says.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ndpsim.errors import ConfigError
+from ndpsim.hw.dram.mapping import AddressMapping
+from ndpsim.hw.dram.spec import DramPreset
+from ndpsim.hw.pagetable import PageTable
+from ndpsim.simt.memory import BASE_ADDRESS, DeviceMemory
+from ndpsim.trace.work import LINE_BYTES, LINE_SHIFT
+
+
+def log2_exact(value: int, what: str) -> int:
+    """``value``'s base-2 logarithm; a value that is not a power of two is a ConfigError
+    naming ``what``."""
+    bits = int(value).bit_length() - 1
+    if value < 1 or 1 << bits != value:
+        raise ConfigError(f"{what} must be a power of two, got {value}")
+    return bits
+
+
+def all_cubes(dram: DramPreset, cubes: int) -> DramPreset:
+    """One cube's DRAM preset as the DRAM of ``cubes`` cubes: their channels side by side
+    (cube ``k``'s are ``k * channels ...``), as the controller's state holds them."""
+    org = dram.organization.model_copy(update={"channels": cubes * dram.organization.channels})
+    return dram.model_copy(update={"organization": org})
+
+
+def dram_address_mapping(policy, dram: DramPreset, cubes: int, page_bytes: int,
+                         xor_cube: bool) -> AddressMapping:  # fmt: skip
+    """The physical address of a line in ``cubes`` cubes of ``dram``, as the address mapping
+    ``policy`` (an :class:`~ndpsim.policy.mapping.AddressMappingPolicy`) lays it out."""
+    o = dram.organization
+    fields = [
+        ("channel", log2_exact(o.channels, "DRAM channels")),
+        ("column", log2_exact(o.columns, "DRAM columns")),
+        ("rank", log2_exact(o.ranks, "DRAM ranks")),
+        ("bankgroup", log2_exact(o.bankgroups, "DRAM bank groups")),
+        ("bank", log2_exact(o.banks, "DRAM banks")),
+        ("row", log2_exact(o.rows, "DRAM rows")),
+    ]
+    return policy.mapping(
+        fields, log2_exact(cubes, "memory.cubes"), log2_exact(LINE_BYTES, "line size"),
+        log2_exact(page_bytes, "memory.page_bytes"), xor_cube,
+    )  # fmt: skip
+
+
+def program_pages(memory: DeviceMemory, page_bytes: int, capacity_bytes: int, policy,
+                  seed: int) -> PageTable:  # fmt: skip
+    """The page table of a program whose device memory is ``memory``: its pages placed among
+    the frames of ``capacity_bytes`` as the mapping ``policy``'s placement says (a random
+    placement drawn from ``seed``)."""
+    return PageTable.build(BASE_ADDRESS, memory.size_bytes, page_bytes,
+                           capacity_bytes // page_bytes, policy.placement, seed)  # fmt: skip
+
+
+def physical_lines(page_table: PageTable, virtual_lines: np.ndarray) -> np.ndarray:
+    """The physical lines of ``virtual_lines`` (line numbers, not addresses)."""
+    table, base, shift = page_table.compiled
+    inner = shift - LINE_SHIFT
+    frames = table[(virtual_lines >> inner) - base]
+    return (frames << inner) | (virtual_lines & ((1 << inner) - 1))

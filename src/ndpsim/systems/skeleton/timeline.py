@@ -1,0 +1,128 @@
+"""A run sampled into a :class:`~ndpsim.engine.timeline.Timeline`, component by component.
+
+A kind's timeline is a :class:`RunTimeline` over :class:`Sampler` s, one per kind of
+component: each declares its group of tracks and reads its counters out of the compiled state
+at every window's end. The controller only reads arrays, so a run with a timeline measures
+exactly what a run without one does. The memory path's samplers are here, the same for every
+kind:
+
+* a link: its utilization (busy time in the window over the window) and the bandwidth it
+  carried (GB/s, the bytes of the packets put on it in the window);
+* a DRAM channel: reads, writes, row hits, misses and conflicts in the window.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ndpsim.engine import loop
+from ndpsim.engine.timeline import Timeline
+from ndpsim.hw.dram import controller as ctl
+
+Rows = dict[str, tuple[np.ndarray, np.ndarray]]  # group: (counters so far, gauges now)
+
+
+class Sampler:
+    """One group of tracks: declared on the timeline when made, read at every window's end."""
+
+    def rows(self, state: Any, now_ps: int) -> Rows:
+        """This group's counters (the run's so far) and gauges, from the compiled ``state``."""
+        raise NotImplementedError
+
+    def launch_end(self, state: Any, now_ps: int) -> None:
+        """A launch ended with ``state``: carry over what the next launch's state starts
+        afresh."""
+
+
+class RunTimeline(loop.Controller):
+    """Samples one run into ``timeline``: :meth:`launch` at each launch's start (its compiled
+    state), the loop's calls at every window end, :meth:`launch_end` at its end. Each launch
+    is marked on the track group ``launches_on``."""
+
+    def __init__(self, timeline: Timeline, samplers: Sequence[Sampler], launches_on: str):
+        self.timeline = timeline
+        self.samplers = list(samplers)
+        self.launches_on = launches_on
+        self.state: Any = None
+
+    def launch(self, state: Any, index: int, kernel: str, now_ps: int) -> None:
+        """Launch ``index`` of ``kernel`` starts at ``now_ps`` on compiled ``state``."""
+        self.state = state
+        self.timeline.mark(now_ps, self.launches_on, f"launch {index}: {kernel}")
+        self.timeline.sample(now_ps, self._rows(now_ps), boundary=True)
+        self.next_ps = self.timeline.next_sample_ps(now_ps)
+
+    def epoch_end(self, now_ps: int) -> None:
+        self.timeline.sample(now_ps, self._rows(now_ps))
+        self.next_ps = self.timeline.next_sample_ps(now_ps)
+
+    def launch_end(self, state: Any, now_ps: int) -> None:
+        """The launch ended at ``now_ps`` with ``state`` (the loop may have grown its pools)."""
+        self.state = state
+        self.timeline.sample(now_ps, self._rows(now_ps), boundary=True)
+        for sampler in self.samplers:
+            sampler.launch_end(state, now_ps)
+        self.state, self.next_ps = None, None
+
+    def _rows(self, now_ps: int) -> Rows:
+        rows: Rows = {}
+        for sampler in self.samplers:
+            rows.update(sampler.rows(self.state, now_ps))
+        return rows
+
+
+def no_gauges(n: int) -> np.ndarray:
+    """The gauges of a group that has none, for ``n`` tracks."""
+    return np.zeros((n, 0), dtype=np.float64)
+
+
+def count_series(names: Sequence[str]):
+    """A group's series when each counter is shown as its count per window."""
+
+    def series(deltas: np.ndarray, gauges: np.ndarray, window_ps: int):
+        return {name: deltas[:, i] for i, name in enumerate(names)}
+
+    return series
+
+
+def _link_series(deltas: np.ndarray, gauges: np.ndarray, window_ps: int):
+    busy_ps, moved_bytes = deltas.T
+    return {"utilization": busy_ps / window_ps, "gbps": moved_bytes * 1000 / window_ps}
+
+
+class LinkSampler(Sampler):
+    """The ``links`` group: every link of the state's ``links``, labelled ``labels``."""
+
+    def __init__(self, timeline: Timeline, labels: list[str]):
+        self._busy = np.zeros(len(labels), dtype=np.int64)
+        timeline.group("links", labels, ["busy_ps", "bytes"], [], _link_series)
+
+    def rows(self, state: Any, now_ps: int) -> Rows:
+        links = state.links
+        # Busy time up to now: what was booked, less what is booked past now (a link books a
+        # packet from when the one before ends, so that is busy_until - now) ... except when a
+        # packet was sent for a later time with a gap before it: then the busy time stays
+        # where it was until the booking's start has passed, never going down.
+        ahead = np.maximum(links.busy_until - now_ps, 0)
+        self._busy = np.maximum(self._busy, links.busy_ps - ahead)
+        moved = links.traffic[:, :, 0].sum(axis=1)
+        return {"links": (np.stack([self._busy, moved], axis=1), no_gauges(len(moved)))}
+
+
+DRAM_COUNTERS = ("reads", "writes", "row_hits", "row_misses", "row_conflicts")
+
+
+class DramSampler(Sampler):
+    """The ``DRAM channels`` group: every channel of the state's ``dram``, labelled
+    ``labels``."""
+
+    def __init__(self, timeline: Timeline, labels: list[str]):
+        self._columns = [ctl.STAT_NAMES.index(n) for n in DRAM_COUNTERS]
+        timeline.group("DRAM channels", labels, DRAM_COUNTERS, [], count_series(DRAM_COUNTERS))
+
+    def rows(self, state: Any, now_ps: int) -> Rows:
+        dram = state.dram.stats[:, self._columns]
+        return {"DRAM channels": (dram, no_gauges(len(dram)))}
