@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from ndpsim import api
@@ -69,7 +70,9 @@ def _print_function(report: dict, show_instructions: bool) -> None:
 
 
 def _print_blocks(function, found, offload_pass: OffloadPass) -> None:
-    console.rule(f"[bold]{function.name}[/]  {offload_pass.heading(function, found)}")
+    console.rule(
+        f"[bold]{escape(function.name)}[/]  {escape(offload_pass.heading(function, found))}"
+    )
     if not found:
         console.print(offload_pass.none_found)
         return
@@ -77,7 +80,7 @@ def _print_blocks(function, found, offload_pass: OffloadPass) -> None:
     for column, right in offload_pass.columns:
         table.add_column(column, overflow="fold", justify="right" if right else "left")
     for block in found:
-        table.add_row(*offload_pass.row(block))
+        table.add_row(*map(escape, offload_pass.row(block)))
     console.print(table)
 
 

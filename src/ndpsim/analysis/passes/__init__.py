@@ -3,7 +3,7 @@
 A pass takes a PTX function and returns its blocks (offload candidates): disjoint, ordered by
 their first pc, each with the registers it reads and writes. An offload scheme names the pass it
 uses; the modules of this package register the shipped passes (TOM's candidates under each
-block rule, SNDP's blocks), and MPU's location analysis and ALP's segments will join them the
+block rule, SNDP's blocks, MPU's runs of one location), and ALP's segments will join them the
 same way. A pass also says how ``ndpsim analyze --pass NAME`` shows its blocks.
 """
 
