@@ -33,7 +33,7 @@ def test_the_api_document_runs_as_written(monkeypatch):
     monkeypatch.chdir(ROOT)
     namespace: dict = {}
     blocks = _python_blocks(ROOT / "docs" / "api.md")
-    assert len(blocks) == 6
+    assert len(blocks) == 7
     for code in blocks:
         exec(compile(code, str(ROOT / "docs" / "api.md"), "exec"), namespace)
     assert namespace["result"].time_ps > 0 and namespace["counters"]["summary"]
@@ -42,6 +42,7 @@ def test_the_api_document_runs_as_written(monkeypatch):
     assert namespace["own"].time_ps > 0
     assert namespace["stepped"].finished and namespace["final"].time_ps > 0
     assert namespace["issued"] > 0
+    assert set(namespace["apart"]) == {"bfs", "spmv"} and all(namespace["apart"].values())
     assert namespace["speedup"] > 0 and namespace["averages"]["speedup"] > 0
 
 

@@ -35,7 +35,7 @@ from ndpsim.systems import (
     build_system,
     check_records_timeline,
     load_system_config,
-    run_system,
+    run_programs_on,
 )
 from ndpsim.workloads import SIZES
 
@@ -73,8 +73,8 @@ def run(system: str, workload: str | None = None, *, ptx: str | Path | None = No
     if functional.problem is not None:
         warnings.warn(f"{source.name} differs from its reference: {functional.problem}",
                       RuntimeWarning, stacklevel=2)  # fmt: skip
-    return run_system(hardware, functional.traces, functional.module, functional.memory,
-                      seed=source.seed, timeline=timeline)  # fmt: skip
+    return run_programs_on(hardware, functional.programs(source.name), seed=source.seed,
+                           timeline=timeline)  # fmt: skip
 
 
 def analyze(ptx: str | Path, *, kernel: str | None = None, offload_pass: str | None = None,

@@ -70,6 +70,7 @@ def test_analyze_shows_any_registered_pass_by_name():
     assert json.loads(by_name.output) == json.loads(by_flag.output)
     unknown = runner.invoke(app, ["analyze", "--pass", "nope", str(KERNEL_DIR / "lib.ptx")])
     assert unknown.exit_code == 2
-    assert "unknown offload pass 'nope'; registered: sndp, tom-loops, tom-maximal" in (
-        unknown.output
+    assert (
+        "unknown offload pass 'nope'; registered: mpu-locations, sndp, tom-loops, tom-maximal"
+        in (unknown.output)
     )

@@ -53,7 +53,7 @@ def _memory(sm, work, l1, pool, events, ext, rid, now):
     if rq.reads(f[rq.Q_KIND]):
         smmod.complete_transaction(sm, work, ext, events, f[rq.Q_SM], f[rq.Q_SLOT], f[rq.Q_LOAD],
                                    now + MEMORY_LATENCY_PS)  # fmt: skip
-    rq.release(pool, rid)
+    smmod.release_request(sm, pool, rid, now)
     smmod.memory_freed(sm, l1, f[rq.Q_SM], now)
 
 

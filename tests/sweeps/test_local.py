@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from ndpsim.errors import SimulationError
+from ndpsim.errors import ConfigError, SimulationError
 from ndpsim.sweeps import local
 from ndpsim.sweeps.sweep import prepare
 
@@ -41,3 +41,27 @@ def test_a_worker_that_dies_stops_the_sweep_with_a_clear_error(tmp_path, monkeyp
     monkeypatch.setattr(local, "execute", _die)
     with pytest.raises(SimulationError, match=r"a worker process died .*run the sweep again"):
         prepare(STUDY, tmp_path).run(jobs=2)
+
+
+def test_a_sweep_runs_a_mix_and_stores_it_under_its_programs(tmp_path):
+    study = {
+        "name": "mix",
+        "systems": ["gpu-baseline"],
+        "workloads": ["vadd", "vadd,rd"],
+        "sizes": ["tiny"],
+        "counters": ["core_cycles"],
+        "grid": {"sm.count": [16]},
+    }
+    sweep = prepare(study, tmp_path)
+    assert sweep.run(jobs=1) == []
+    rows = sweep.store.query("SELECT workload, core_cycles FROM runs ORDER BY workload")
+    workloads = rows.column("workload").to_pylist()
+    assert workloads == ["vadd", "vadd,rd"]  # the mix's row names both programs
+    alone, mixed = rows.column("core_cycles").to_pylist()
+    assert mixed >= alone > 0  # the mix runs RD as well, on half the SMs
+
+
+def test_a_study_refuses_a_mix_of_an_unknown_workload(tmp_path):
+    study = {**STUDY, "workloads": ["vadd,nope"]}
+    with pytest.raises(ConfigError, match="unknown workload 'nope'"):
+        prepare(study, tmp_path)

@@ -76,12 +76,14 @@ SYSTEM = _option(..., "--system", f"System preset: {_listed(system_preset_names(
 
 
 def workload(default: str) -> Any:
-    """``--workload``, one of the suite or a .py file defining one; ``default`` says what runs
-    without it."""
+    """``--workload``, one of the suite or a .py file defining one, or several at once;
+    ``default`` says what runs without it."""
     from ndpsim.workloads import workload_names
 
     return _option(None, "--workload", f"Workload of the suite: {_listed(workload_names())}; or "
-                   f"a .py file defining one (docs/workloads.md; default: {default}).")  # fmt: skip
+                   "a .py file defining one (docs/workloads.md); or several, comma separated, "
+                   "run at once on their own cores (bfs,spmv; docs/api.md#several-programs-at-"
+                   f"once; default: {default}).")  # fmt: skip
 
 
 def workloads(default: str) -> Any:

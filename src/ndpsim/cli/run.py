@@ -34,7 +34,7 @@ from ndpsim.systems import (
     check_records_timeline,
     load_system_config,
     resolved_config,
-    run_system,
+    run_programs_on,
 )
 from ndpsim.workloads.params import parse_param_options
 
@@ -131,8 +131,8 @@ def run(
         console.print(f"[yellow]warning:[/] {source.name} differs from its reference: "
                       f"{escape(functional.problem)}")  # fmt: skip
     with _status(f"simulating {source.name} on {config.name}"):
-        result = run_system(hardware, functional.traces, functional.module, functional.memory,
-                            seed=source.seed, timeline=timeline)  # fmt: skip
+        result = run_programs_on(hardware, functional.programs(source.name), seed=source.seed,
+                                 timeline=timeline)  # fmt: skip
     provenance = {**code_provenance(), "created": now_utc()}
     document = {
         **source.document(),

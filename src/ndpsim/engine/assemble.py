@@ -10,7 +10,8 @@ The system gives the engine:
   (run every unit due at ``now`` and keep its earliest time up to date);
 * three compiled questions: ``short_of_room`` (a queue or pool is nearly full), ``finished``
   (``(True, end time)`` once all work is done) and ``requested`` (a condition a controller set
-  up holds).
+  up holds: asked after every event and every round of ticks, so the loop stops where the
+  condition became true even when nothing is clocked then).
 
 Every one of these functions names the components it needs by their field names in the state
 (and the time as ``now``); the loop passes each exactly those. :func:`assemble` returns
@@ -74,6 +75,8 @@ def advance({fields}, until, until_events):
                 raise SimulationError(UNHANDLED)
             if events.meta[3] >= until_events:
                 return EVENTS, now
+            if requested({requested}):
+                return REQUESTED, now
             continue
 {ticks}
         if requested({requested}):

@@ -1,6 +1,8 @@
-"""What ``ndpsim run`` simulates: a workload (of the suite, or defined in a .py file), a kernel of
-your own (``--ptx``), or a saved trace (``--trace``). Each is checked before anything long runs,
-interpreted (or read) the same way, and described the same way in the results file."""
+"""What ``ndpsim run`` simulates: a workload (of the suite, or defined in a .py file), several
+at once (``--workload bfs,spmv``: a mix, each on its own cores and in its own address space), a
+kernel of your own (``--ptx``), or a saved trace (``--trace``). Each is checked before anything
+long runs, interpreted (or read) the same way, and described the same way in the results
+file."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from ndpsim.frontend.ir import Module
 from ndpsim.provenance import digest
 from ndpsim.simt.limits import Limits
 from ndpsim.simt.memory import DeviceMemory
+from ndpsim.systems.skeleton.program import Program
 from ndpsim.trace.saved import read_saved_trace
 from ndpsim.trace.trace import Trace
 from ndpsim.workloads import Workload, execute_workload, get_workload
@@ -29,12 +32,20 @@ DEFAULT_SIZE = "small"
 @dataclass
 class Interpreted:
     """What a system simulates, and how the outputs differed from the reference (None when
-    they did not, or there was none)."""
+    they did not, or there was none). A mix has its programs instead of one program's
+    traces, module and memory."""
 
     traces: list[Trace]
-    module: Module
-    memory: DeviceMemory
+    module: Module | None
+    memory: DeviceMemory | None
     problem: str | None
+    mix: list[Program] | None = None
+
+    def programs(self, name: str) -> list[Program]:
+        """The programs to run at once: the mix's, or the one program (named ``name``)."""
+        if self.mix is not None:
+            return self.mix
+        return [Program(name, self.traces, self.module, self.memory)]
 
 
 @dataclass
@@ -93,6 +104,8 @@ def choose_input(*, workload: str | None, ptx: Path | None, kernel: str | None,
     if params and workload is None:
         why = "launches what its options say" if ptx else "replays the parameters it was saved with"
         raise ConfigError(f"--param applies to --workload; {given[0]} {why}")
+    if workload is not None and "," in workload:
+        return _mix(workload, size or DEFAULT_SIZE, seed or 0, params or {})
     if workload is not None:
         return _workload(workload, size or DEFAULT_SIZE, seed or 0, params or {})
     if ptx is not None:
@@ -117,6 +130,42 @@ def _workload(name: str, size: str, seed: int, params: Mapping[str, Any]) -> Run
         source = {**source, "params": workload.chosen}
     return RunInput(workload.name, size, seed, workload.params, source,
                     f"interpreting {workload.name} ({size})", _interpreter(workload))  # fmt: skip
+
+
+def _mix(names: str, size: str, seed: int, params: Mapping[str, Any]) -> RunInput:
+    """Several workloads at once (``bfs,spmv``), each interpreted as alone with the same size
+    and seed; a name given twice names its second program ``bfs.2``."""
+    parts = [n.strip() for n in names.split(",")]
+    if len(parts) < 2 or not all(parts):
+        raise ConfigError(f"--workload {names!r}: a mix names two or more workloads, comma "
+                          "separated (bfs,spmv)")  # fmt: skip
+    if params:
+        raise ConfigError("--param applies to one workload; a mix runs each at its size's "
+                          "parameters")  # fmt: skip
+    inputs = [_workload(n, size, seed, {}) for n in parts]
+    names_seen: dict[str, int] = {}
+    programs = []
+    for part in inputs:
+        names_seen[part.name] = names_seen.get(part.name, 0) + 1
+        count = names_seen[part.name]
+        programs.append(part.name if count == 1 else f"{part.name}.{count}")
+
+    def interpret(limits: Limits) -> Interpreted:
+        mix, problems = [], []
+        for name, part in zip(programs, inputs, strict=True):
+            done = part.interpret(limits)
+            mix.append(Program(name, done.traces, done.module, done.memory))
+            if done.problem is not None:
+                problems.append(f"{name}: {done.problem}")
+        return Interpreted([], None, None, "; ".join(problems) or None, mix)
+
+    source = {
+        "kind": "mix",
+        "programs": [{"name": n, **part.source} for n, part in zip(programs, inputs, strict=True)],
+    }
+    parameters = {n: part.parameters for n, part in zip(programs, inputs, strict=True)}
+    return RunInput("+".join(programs), size, seed, parameters, source,
+                    f"interpreting {', '.join(programs)} ({size})", interpret)  # fmt: skip
 
 
 def _own_kernel(workload: OwnKernel) -> RunInput:

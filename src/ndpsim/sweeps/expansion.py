@@ -26,7 +26,7 @@ from ndpsim.experiments.store import config_hash, run_identity, run_key
 from ndpsim.seeding import generator
 from ndpsim.sweeps.study import MAX_RUNS, Distribution, Study, System, nest
 from ndpsim.systems import load_system_config
-from ndpsim.workloads import get_workload
+from ndpsim.workloads import get_workload, mix_parts
 from ndpsim.workloads.params import with_params
 
 
@@ -99,7 +99,8 @@ def expand(study: Study) -> Plan:
     inputs = itertools.product(study.workloads, study.sizes, study.seeds)
     swept = [k for k in study.swept if not k.startswith(PARAM_PREFIX)]
     for workload, size, seed in inputs:
-        declared = get_workload(workload).sizes[size]
+        mix = len(mix_parts(workload)) > 1  # a mix runs each part at its size's parameters
+        declared = {} if mix else get_workload(workload).sizes[size]
         # each point's workload parameters, as a run holds them and as its key covers them
         point_params = [_params(study, point, workload, declared) for point in all_points]
         keyed = [json.loads(json.dumps(dict(params))) for params in point_params]
@@ -123,6 +124,8 @@ def _params(study: Study, point: dict[str, Any], workload: str,
     named = ((k.removeprefix(PARAM_PREFIX), v) for k, v in (*study.fixed.items(), *point.items())
              if k.startswith(PARAM_PREFIX))  # fmt: skip
     given = {k: v for k, v in named if k in declared}
+    if not given:
+        return ()
     converted = with_params(workload, declared, given)
     return tuple((k, converted[k]) for k in given)
 

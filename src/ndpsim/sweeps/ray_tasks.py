@@ -28,7 +28,7 @@ from ndpsim.experiments.rows import Params, Run
 from ndpsim.experiments.runner import compile_timing_model
 from ndpsim.sweeps.local import OnCompiling, OnDone
 from ndpsim.sweeps.worker import Outcome, Task, interpret, measure, store
-from ndpsim.workloads import WorkloadRun
+from ndpsim.systems.skeleton.program import Program
 
 INSTALL = "pip install 'ndpsim[ray]'"
 #: How long the driver waits for a task at a time, in seconds: a signal is handled between two
@@ -46,7 +46,7 @@ def _ray():
 
 
 def _interpret(workload: str, size: str, seed: int,
-               params: Params) -> WorkloadRun | NdpsimError:  # fmt: skip
+               params: Params) -> list[Program] | NdpsimError:  # fmt: skip
     """A task: the input interpreted, or the error that gave (each of its runs reports it)."""
     try:
         return interpret(workload, size, seed, params)
@@ -54,7 +54,7 @@ def _interpret(workload: str, size: str, seed: int,
         return error
 
 
-def _measure(run: Run, task: Task, functional: WorkloadRun | NdpsimError,
+def _measure(run: Run, task: Task, functional: list[Program] | NdpsimError,
              ) -> tuple[Outcome, dict[str, Any] | None]:  # fmt: skip
     """A task: one run simulated on its input, as Ray hands it over from its object store."""
     return measure(run, task, functional)

@@ -28,7 +28,7 @@ from ndpsim.experiments.overrides import has_section
 from ndpsim.experiments.rows import DEFAULT_COUNTERS, FIXED_COLUMNS, OPTIONAL, PARAM_PREFIX
 from ndpsim.systems import load_system_config
 from ndpsim.toml_lines import KeyLines, file_key_lines
-from ndpsim.workloads import SIZES, get_workload, workload_names
+from ndpsim.workloads import SIZES, get_workload, mix_parts, workload_names
 from ndpsim.workloads.params import with_params
 
 #: The most runs a study may expand to: far beyond a cluster's week, small enough to list.
@@ -244,12 +244,14 @@ class _Loader:
 
     def _check_names(self, raw: StudyFile) -> None:
         known = workload_names()
-        for k, workload in enumerate(raw.workloads):
-            if workload not in known:
-                close = difflib.get_close_matches(workload, known, n=1)
-                hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(known)}"
-                raise self.fail(f"'workloads': unknown workload {workload!r} ({hint})",
-                                ("workloads", str(k)))  # fmt: skip
+        for k, entry in enumerate(raw.workloads):
+            for workload in mix_parts(entry):  # a mix (bfs,spmv) names workloads of the suite
+                if workload not in known:
+                    close = difflib.get_close_matches(workload, known, n=1)
+                    hint = (f"did you mean {close[0]!r}?" if close
+                            else f"known: {', '.join(known)}")  # fmt: skip
+                    raise self.fail(f"'workloads': unknown workload {workload!r} ({hint})",
+                                    ("workloads", str(k)))  # fmt: skip
         for what, values in (("workloads", raw.workloads), ("sizes", raw.sizes),
                              ("seeds", raw.seeds), ("counters", raw.counters)):  # fmt: skip
             repeated = sorted({str(v) for v in values if values.count(v) > 1})
@@ -391,8 +393,12 @@ class _Loader:
                       candidates: dict[str, tuple[str, tuple[Any, ...]]]) -> None:  # fmt: skip
         """Every ``param.KEY`` is a parameter of at least one of the study's workloads at one of
         its sizes, and each of its values one that every such workload accepts."""
-        declared = {(w, size): get_workload(w).sizes[size] for w in study.workloads
-                    for size in study.sizes}  # fmt: skip
+        declared = {
+            (w, size): get_workload(w).sizes[size]
+            for w in study.workloads
+            for size in study.sizes
+            if len(mix_parts(w)) == 1
+        }  # a mix takes none
         for key, (section, values) in candidates.items():
             name = key.removeprefix(PARAM_PREFIX)
             having = {ws: params for ws, params in declared.items() if name in params}

@@ -1,5 +1,5 @@
-"""One run of a sweep, as a worker does it: interpret the workload (or take the trace it
-interpreted last), simulate, and turn the result into its row.
+"""One run of a sweep, as a worker does it: interpret the workload, or each workload of a mix
+(or take what it interpreted last), simulate, and turn the result into its row.
 
 A local worker stores the row itself (:func:`execute`), not the process that hands out the
 runs, so that a run counts as finished only once its row is on disk: a sweep whose coordinator
@@ -17,8 +17,9 @@ from typing import Any
 from ndpsim.errors import NdpsimError, WorkloadError
 from ndpsim.experiments.rows import Params, Run, row_of
 from ndpsim.experiments.store import ResultStore
-from ndpsim.systems import build_system
-from ndpsim.workloads import WorkloadRun, kernel_module, run_workload
+from ndpsim.systems import build_system, run_programs_on
+from ndpsim.systems.skeleton.program import Program
+from ndpsim.workloads import kernel_module, mix_parts, run_workload
 
 
 @dataclass(frozen=True)
@@ -40,27 +41,33 @@ class Outcome:
     seconds: float  # the worker's time for it, interpretation (when it did it) included
 
 
-_last: tuple[tuple[Any, ...], WorkloadRun | NdpsimError] | None = None
+_last: tuple[tuple[Any, ...], list[Program] | NdpsimError] | None = None
 
 
-def interpret(workload: str, size: str, seed: int, params: Params = ()) -> WorkloadRun:
+def interpret(workload: str, size: str, seed: int, params: Params = ()) -> list[Program]:
     """The workload interpreted (``params``: its parameters given values of their own), its
-    output checked against its reference."""
-    functional = run_workload(workload, size, seed, params=dict(params))
-    if not functional.check.passed:
-        raise WorkloadError(f"{workload} ({size}, seed {seed}) differs from its reference: "
-                            f"{functional.check.detail}")  # fmt: skip
-    return functional
+    output checked against its reference: its program, or a mix's (``bfs,spmv``: each part
+    at its size's parameters), to run at once."""
+    programs = []
+    for name in mix_parts(workload):
+        functional = run_workload(name, size, seed, params=dict(params))
+        if not functional.check.passed:
+            raise WorkloadError(f"{name} ({size}, seed {seed}) differs from its reference: "
+                                f"{functional.check.detail}")  # fmt: skip
+        programs.append(Program(name, functional.traces,
+                                kernel_module(functional.workload.module_name),
+                                functional.memory))  # fmt: skip
+    return programs
 
 
-def interpreted(workload: str, size: str, seed: int, params: Params = ()) -> WorkloadRun:
+def interpreted(workload: str, size: str, seed: int, params: Params = ()) -> list[Program]:
     """:func:`interpret`, keeping the last one (or the error it gave): runs come input by
     input, so a worker interprets each input once, not once per run."""
     global _last
     if _last is None or _last[0] != (workload, size, seed, params):
         _last = None  # free the previous trace before making the next
         try:
-            functional: WorkloadRun | NdpsimError = interpret(workload, size, seed, params)
+            functional: list[Program] | NdpsimError = interpret(workload, size, seed, params)
         except NdpsimError as error:
             functional = error
         _last = ((workload, size, seed, params), functional)
@@ -70,7 +77,7 @@ def interpreted(workload: str, size: str, seed: int, params: Params = ()) -> Wor
 
 
 def measure(run: Run, task: Task,
-            functional: WorkloadRun | NdpsimError | None = None,
+            functional: list[Program] | NdpsimError | None = None,
             ) -> tuple[Outcome, dict[str, Any] | None]:  # fmt: skip
     """Simulate ``run``: its row (not stored), or why it failed. ``functional`` is its
     interpreted workload (or the error interpreting it gave) when the caller has it, else it
@@ -79,10 +86,8 @@ def measure(run: Run, task: Task,
     try:
         if isinstance(functional, NdpsimError):
             raise functional
-        functional = functional or interpreted(*run.input)
-        module = kernel_module(functional.workload.module_name)
-        result = build_system(run.config).run(functional.traces, module, functional.memory,
-                                              seed=run.seed)  # fmt: skip
+        programs = functional or interpreted(*run.input)
+        result = run_programs_on(build_system(run.config), programs, seed=run.seed)
         row = row_of(run, task.study, result.as_dict(), result.wall_seconds, task.counters,
                      task.provenance)  # fmt: skip
         return Outcome(run.key, None, time.perf_counter() - start), row

@@ -209,6 +209,24 @@ def run_system(system: System, traces: Sequence[Any], module: Any, memory: Any,
     return system.run(traces, module, memory, seed=seed, timeline=timeline)
 
 
+def run_programs_on(system: System, programs: Sequence[Any], seed: int | None = None,
+                    timeline: Timeline | None = None) -> RunResult:  # fmt: skip
+    """Several programs (:class:`ndpsim.systems.skeleton.program.Program`) at once on
+    ``system``, each on its own cores and in its own address space; one program is
+    :func:`run_system`. A kind offers it by defining ``run_programs``."""
+    if len(programs) == 1:
+        (p,) = programs
+        return run_system(system, p.traces, p.module, p.memory, seed=seed, timeline=timeline)
+    run = getattr(system, "run_programs", None)
+    if run is None:
+        raise ConfigError(f"system kind {system.config.kind!r} runs one program at a time: it "
+                          "has no run_programs()")  # fmt: skip
+    if timeline is None:
+        return run(programs, seed=seed)
+    check_records_timeline(system)
+    return run(programs, seed=seed, timeline=timeline)
+
+
 def start_system(system: System, traces: Sequence[Any], module: Any, memory: Any,
                  seed: int | None = None) -> Any:  # fmt: skip
     """``system.start``: the run of ``system.run``, for the caller to advance step by step

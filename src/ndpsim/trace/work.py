@@ -52,6 +52,9 @@ class KernelWork(NamedTuple):
     pc_dst_first: np.ndarray  # int64[pcs + 1]: registers each pc writes (CSR into pc_dst)
     pc_dst: np.ndarray
     params: np.ndarray  # int64[WORK_PARAMS]
+    cta_launch: np.ndarray  # int64[ctas]: the launch each CTA belongs to (a row of launches)
+    launches: np.ndarray  # int64[launches, LAUNCH_FIELDS]: one launch's, or several programs'
+    # launches merged (merge_works)
 
 
 # fields of KernelWork.inst: pc in bits 0-23, active lanes (0-32) in bits 24-29, memory
@@ -121,6 +124,12 @@ def inst_mem(work, pos):
 (W_NUM_WARPS, W_WARPS_PER_CTA, W_NUM_CTAS, W_FIRST_CTA, W_REGISTERS, W_THREADS_PER_CTA,
  W_SHARED_BYTES, W_NUM_REGISTERS) = range(8)  # fmt: skip
 WORK_PARAMS = 8
+
+# fields of KernelWork.launches: the program a launch belongs to, its first CTA and warp in the
+# work, its CTAs, warps per CTA, registers per thread and shared bytes per CTA
+(L_PROGRAM, L_FIRST_CTA, L_FIRST_WARP, L_CTAS, L_WARPS_PER_CTA, L_REGISTERS,
+ L_SHARED_BYTES) = range(7)  # fmt: skip
+LAUNCH_FIELDS = 7
 
 
 def _timing_class(function: Function) -> np.ndarray:
@@ -330,6 +339,10 @@ def build_kernel_work(trace: Trace, module: Module) -> KernelWork:
     params[W_THREADS_PER_CTA] = info.threads_per_cta
     params[W_SHARED_BYTES] = static_shared_bytes(function, module) + info.shared_bytes
     params[W_NUM_REGISTERS] = num_registers
+    launch = np.zeros((1, LAUNCH_FIELDS), dtype=np.int64)
+    launch[0, [L_CTAS, L_WARPS_PER_CTA, L_REGISTERS, L_SHARED_BYTES]] = params[
+        [W_NUM_CTAS, W_WARPS_PER_CTA, W_REGISTERS, W_SHARED_BYTES]
+    ]
     return KernelWork(
         warp_first=warp_first,
         warp_end=warp_first + counts,
@@ -347,7 +360,61 @@ def build_kernel_work(trace: Trace, module: Module) -> KernelWork:
         pc_dst_first=dst_first,
         pc_dst=dst,
         params=params,
+        cta_launch=np.zeros(params[W_NUM_CTAS], dtype=np.int64),
+        launches=launch,
     )
 
 
-__all__ = ["KernelWork", "MemoryKind", "build_kernel_work"]
+def merge_works(works: list[KernelWork], programs: list[int],
+                line_offsets: list[int]) -> KernelWork:  # fmt: skip
+    """Launches of several programs as one work, one after another in its arrays: launch ``i``
+    (``works[i]``) of program ``programs[i]``, its virtual lines moved by ``line_offsets[i]``
+    (each program's address space its own). Each launch keeps its own pcs, registers, warps
+    and CTAs, numbered after the launches before it; ``launches`` says which are whose."""
+    inst, mem, tx, warp_first, warp_end, warp_cta = [], [], [], [], [], []
+    pc_class, src_first, src, dst_first, dst, cta_launch = [], [], [], [], [], []
+    table = np.zeros((len(works), LAUNCH_FIELDS), dtype=np.int64)
+    n_inst = n_mem = n_tx = n_pc = n_src = n_dst = n_cta = n_warp = 0
+    for i, work in enumerate(works):
+        pcs = len(work.pc_class)
+        if n_pc + pcs > PC_MASK:
+            raise ValueError(f"the merged launches have more than {PC_MASK} instructions")
+        memory_op = work.inst >> MEM_SHIFT  # memory operation + 1, or 0
+        inst.append(((work.inst & PC_MASK) + n_pc) | (work.inst & (63 << LANES_SHIFT))
+                    | np.where(memory_op > 0, memory_op + n_mem, 0) << MEM_SHIFT)  # fmt: skip
+        mem.append(work.mem + (n_tx << FIRST_SHIFT))
+        tx.append(work.tx + (line_offsets[i] << TX_LINE_SHIFT))
+        warp_first.append(work.warp_first + n_inst)
+        warp_end.append(work.warp_end + n_inst)
+        warp_cta.append(work.warp_cta + n_cta)
+        pc_class.append(work.pc_class)
+        src_first.append(work.pc_src_first[:-1] + n_src)
+        src.append(work.pc_src)
+        dst_first.append(work.pc_dst_first[:-1] + n_dst)
+        dst.append(work.pc_dst)
+        ctas = int(work.params[W_NUM_CTAS])
+        cta_launch.append(np.full(ctas, i, dtype=np.int64))
+        table[i] = work.launches[0]
+        table[i, [L_PROGRAM, L_FIRST_CTA, L_FIRST_WARP]] = programs[i], n_cta, n_warp
+        n_inst += len(work.inst)
+        n_mem += len(work.mem)
+        n_tx += len(work.tx)
+        n_pc += pcs
+        n_src += len(work.pc_src)
+        n_dst += len(work.pc_dst)
+        n_cta += ctas
+        n_warp += int(work.params[W_NUM_WARPS])
+    params = works[0].params.copy()
+    params[W_NUM_WARPS], params[W_NUM_CTAS], params[W_FIRST_CTA] = n_warp, n_cta, 0
+    params[W_NUM_REGISTERS] = max(int(w.params[W_NUM_REGISTERS]) for w in works)
+    join = lambda parts: np.concatenate(parts).astype(np.int64)  # noqa: E731
+    return KernelWork(
+        warp_first=join(warp_first), warp_end=join(warp_end), warp_cta=join(warp_cta),
+        inst=join(inst), mem=join(mem), tx=join(tx), pc_class=join(pc_class),
+        pc_src_first=join([*src_first, [n_src]]), pc_src=join(src),
+        pc_dst_first=join([*dst_first, [n_dst]]), pc_dst=join(dst), params=params,
+        cta_launch=join(cta_launch), launches=table,
+    )  # fmt: skip
+
+
+__all__ = ["KernelWork", "MemoryKind", "build_kernel_work", "merge_works"]

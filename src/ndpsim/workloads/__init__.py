@@ -16,6 +16,7 @@ __all__ = [
     "execute_workload",
     "get_workload",
     "kernel_module",
+    "mix_parts",
     "register",
     "run_workload",
     "workload_names",

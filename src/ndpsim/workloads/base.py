@@ -287,6 +287,11 @@ def workload_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def mix_parts(name: str) -> list[str]:
+    """The workloads of ``name``: one, or the parts of a mix run at once (``bfs,spmv``)."""
+    return [part.strip() for part in name.split(",")]
+
+
 def get_workload(name: str) -> type[Workload]:
     _load_all()
     key = name.lower()

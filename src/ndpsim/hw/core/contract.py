@@ -220,6 +220,18 @@ class Cores:
         return np.array([int(g.kind.takes_launch) for g in self.groups for _ in range(g.count)],
                         np.int64)  # fmt: skip
 
+    def programs(self, count: int) -> np.ndarray:
+        """int64[units]: the program whose CTAs each unit takes when ``count`` programs share
+        the system, the units that take CTAs split among them in contiguous groups as even as
+        can be (the first groups one larger); -1 for the units that take none."""
+        takers = np.flatnonzero(self.take_ctas())
+        if count < 1 or len(takers) < count:
+            raise ConfigError(f"{count} programs need at least as many cores that take a "
+                              f"launch's CTAs; the system has {len(takers)}")  # fmt: skip
+        out = np.full(self.count, -1, np.int64)
+        out[takers] = np.arange(len(takers)) * count // len(takers)
+        return out
+
     def channel(self) -> np.ndarray:
         """int64[units]: the channel whose banks each unit sits beside, -1 for the others."""
         return np.array([p.channel for p in self.placements()], np.int64)

@@ -49,12 +49,16 @@ from ndpsim.trace.work import (
     C_CONSTANT,
     C_MEMORY,
     C_SFU,
+    L_CTAS,
+    L_FIRST_CTA,
+    L_FIRST_WARP,
+    L_PROGRAM,
+    L_REGISTERS,
+    L_SHARED_BYTES,
+    L_WARPS_PER_CTA,
     LINE_SHIFT,
     W_NUM_CTAS,
     W_NUM_REGISTERS,
-    W_REGISTERS,
-    W_SHARED_BYTES,
-    W_WARPS_PER_CTA,
     inst_lanes,
     inst_mem,
     inst_pc,
@@ -117,8 +121,8 @@ class SmState(NamedTuple):
     period: np.ndarray  # int64[sms]: clock period (ps); SNDP's NSUs run at half the GPU's
     unit_slots: np.ndarray  # int64[sms]: warp slots of each unit (the arrays hold the most)
     stack: np.ndarray  # int64[sms]: the memory stack a unit sits in; -1 for a host core
-    takes_ctas: np.ndarray  # int64[sms]: 1 for a unit that takes the launch's CTAs (a host
-    # core; a logic-layer unit runs the blocks offloaded to its stack instead)
+    program: np.ndarray  # int64[sms]: the program whose CTAs a unit takes; -1 for a unit that
+    # takes none (a logic-layer unit runs the blocks offloaded to its stack instead)
     slot_warp: np.ndarray  # int64[sms, slots]: warp index in the launch, -1 when free
     slot_cta: np.ndarray  # int64[sms, slots]
     slot_pos: np.ndarray  # int64[sms, slots]: next instruction
@@ -156,7 +160,17 @@ class SmState(NamedTuple):
     cta_sm: np.ndarray  # int64[ctas]
     cta_left: np.ndarray  # warps of the CTA not finished
     cta_arrived: np.ndarray  # warps of the CTA waiting at a barrier
-    counters: np.ndarray  # int64[4]: next CTA, dispatch age, warps finished, CTAs finished
+    counters: np.ndarray  # int64[4]: CTAs dispatched, dispatch age, warps finished, CTAs
+    # finished
+    next_cta: np.ndarray  # int64[programs]: each program's next CTA to dispatch, and one past
+    end_cta: np.ndarray  # the last of its launch running (CTAs of the work, in order)
+    unfinished: np.ndarray  # int64[programs]: CTAs of its launch running not finished yet
+    more: np.ndarray  # int64[programs]: 1 while the program has launches after this one
+    launch_over: np.ndarray  # int64[programs]: 1 when its launch ended and another waits (the
+    # loop stops for the system to start it: launch_ended)
+    owed: np.ndarray  # int64[programs]: its requests in flight (a launch ends when its CTAs
+    # have finished and its requests completed, as a lone program's does)
+    done_at: np.ndarray  # int64[programs]: when its request last completed (ps)
     stats: np.ndarray  # int64[sms, len(SM_STAT_NAMES)]
 
 
@@ -190,11 +204,16 @@ def simt_params(core, units: int, l1_hit_latency: int, l1_enabled: bool) -> np.n
 
 
 def build_sm_state(params: np.ndarray, cores: Cores, registers: int, num_ctas: int,
-                   start: int = 0) -> SmState:  # fmt: skip
+                   start: int = 0, programs: np.ndarray | None = None) -> SmState:  # fmt: skip
     """The units of ``cores`` (:func:`ndpsim.hw.core.contract.place_cores`), with every slot
     free, sized for ``registers`` registers per warp slot and a launch of ``num_ctas`` CTAs
-    starting at ``start`` ps."""
+    starting at ``start`` ps. ``programs`` (several programs at once) gives each unit the
+    program whose CTAs it takes (-1: none); by default every unit that takes CTAs takes the one
+    program's, all ``num_ctas`` of them (:func:`start_launch` says otherwise)."""
     sms = int(params[S_COUNT])
+    if programs is None:
+        programs = np.where(cores.take_ctas() != 0, 0, -1).astype(np.int64)
+    count = max(1, int(programs.max(initial=0)) + 1)
     period = cores.period_ps()
     unit_slots = cores.slots()
     slots = int(unit_slots.max())
@@ -205,7 +224,7 @@ def build_sm_state(params: np.ndarray, cores: Cores, registers: int, num_ctas: i
         period=period,
         unit_slots=unit_slots,
         stack=cores.stack(),
-        takes_ctas=cores.take_ctas(),
+        program=programs,
         slot_warp=np.full(shape, -1, dtype=np.int64),
         slot_cta=np.full(shape, -1, dtype=np.int64),
         slot_pos=np.zeros(shape, dtype=np.int64),
@@ -238,7 +257,30 @@ def build_sm_state(params: np.ndarray, cores: Cores, registers: int, num_ctas: i
         cta_arrived=np.zeros(max(num_ctas, 1), dtype=np.int64),
         counters=np.zeros(4, dtype=np.int64),
         stats=np.zeros((sms, len(SM_STAT_NAMES)), dtype=np.int64),
+        next_cta=np.zeros(count, dtype=np.int64),
+        end_cta=np.full(count, num_ctas, dtype=np.int64),
+        unfinished=np.full(count, num_ctas, dtype=np.int64),
+        more=np.zeros(count, dtype=np.int64),
+        launch_over=np.zeros(count, dtype=np.int64),
+        owed=np.zeros(count, dtype=np.int64),
+        done_at=np.zeros(count, dtype=np.int64),
     )
+
+
+def start_launch(sm: SmState, work, program: int, launch: int, now: int, more: bool) -> None:
+    """Program ``program``'s CTAs are launch ``launch`` of ``work`` (a row of its ``launches``)
+    from ``now`` ps, after its previous launch ended (several programs at once; see
+    :func:`launch_end_ps`); ``more``: it has launches after this one. Its units, idle since,
+    count clocks again from ``now``, as a new launch's do; the next dispatch
+    (:func:`dispatch_initial`) gives them its CTAs."""
+    first, ctas = work.launches[launch, L_FIRST_CTA], work.launches[launch, L_CTAS]
+    sm.next_cta[program], sm.end_cta[program] = first, first + ctas
+    sm.unfinished[program] = ctas
+    sm.more[program] = int(more)
+    sm.launch_over[program] = 0
+    units = sm.program == program  # as build_sm_state leaves a unit for a new launch
+    sm.clock_last[units] = now - sm.period[units]
+    sm.sched_last[units], sm.sched_next[units], sm.sched_stall[units] = 0, NEVER, T_STALL_IDLE
 
 
 # --------------------------------------------------------------------- extension points
@@ -308,10 +350,11 @@ def align(t, period):
 
 
 @compiled(inline=True)
-def _registers_per_cta(sm, work):
-    """Registers a CTA takes: per warp, the per-thread count rounded to 256 per warp."""
-    per_warp = ((work.params[W_REGISTERS] * 32 + 255) // 256) * 256
-    return per_warp * work.params[W_WARPS_PER_CTA]
+def _registers_per_cta(work, launch):
+    """Registers a CTA of ``launch`` takes: per warp, the per-thread count rounded to 256 per
+    warp."""
+    per_warp = ((work.launches[launch, L_REGISTERS] * 32 + 255) // 256) * 256
+    return per_warp * work.launches[launch, L_WARPS_PER_CTA]
 
 
 @compiled(inline=True)
@@ -396,37 +439,51 @@ def _done_with_ctas(sm, work):
 
 @compiled(inline=True)
 def counting(sm, work, s):
-    """Whether SM ``s``'s clocks count: it has a warp, or the launch a CTA left to dispatch
-    (GPGPU-Sim clocks a core only then)."""
-    return sm.sm_warps[s] > 0 or not _done_with_ctas(sm, work)
+    """Whether SM ``s``'s clocks count: it has a warp, or its program's launch a CTA left to
+    dispatch (a unit that takes no CTAs: any launch; GPGPU-Sim clocks a core only then)."""
+    if sm.sm_warps[s] > 0:
+        return True
+    p = sm.program[s]
+    if p < 0:
+        return not _done_with_ctas(sm, work)
+    return sm.next_cta[p] < sm.end_cta[p]
 
 
 @compiled(inline=True)
 def _fits(sm, work, s):
+    """Whether SM ``s``'s program has a CTA left to dispatch and it fits on ``s`` now."""
+    program = sm.program[s]
+    if program < 0 or sm.next_cta[program] >= sm.end_cta[program]:
+        return False
+    launch = work.cta_launch[sm.next_cta[program]]
     p = sm.params
-    wpc = work.params[W_WARPS_PER_CTA]
     return (
-        sm.takes_ctas[s] != 0
-        and sm.sm_ctas[s] < p[S_CTAS]
-        and sm.sm_warps[s] + wpc <= sm.unit_slots[s]
-        and sm.sm_registers[s] + _registers_per_cta(sm, work) <= p[S_REGISTERS]
-        and sm.sm_shared[s] + work.params[W_SHARED_BYTES] <= p[S_SHARED]
+        sm.sm_ctas[s] < p[S_CTAS]
+        and sm.sm_warps[s] + work.launches[launch, L_WARPS_PER_CTA] <= sm.unit_slots[s]
+        and sm.sm_registers[s] + _registers_per_cta(work, launch) <= p[S_REGISTERS]
+        and sm.sm_shared[s] + work.launches[launch, L_SHARED_BYTES] <= p[S_SHARED]
     )
 
 
 @compiled
 def _start_cta(sm, work, ext, s, now):
-    """Place the next CTA of the launch on SM ``s`` (the caller checked it fits)."""
-    cta = sm.counters[0]
+    """Place the next CTA of SM ``s``'s program on it (the caller checked it fits)."""
+    program = sm.program[s]
+    cta = sm.next_cta[program]
+    sm.next_cta[program] += 1
     sm.counters[0] += 1
-    wpc = work.params[W_WARPS_PER_CTA]
+    launch = work.cta_launch[cta]
+    wpc = work.launches[launch, L_WARPS_PER_CTA]
+    first_warp = (
+        work.launches[launch, L_FIRST_WARP] + (cta - work.launches[launch, L_FIRST_CTA]) * wpc
+    )
     sm.cta_sm[cta] = s
     sm.cta_left[cta] = wpc
     sm.cta_arrived[cta] = 0
     sm.sm_ctas[s] += 1
     sm.sm_warps[s] += wpc
-    sm.sm_registers[s] += _registers_per_cta(sm, work)
-    sm.sm_shared[s] += work.params[W_SHARED_BYTES]
+    sm.sm_registers[s] += _registers_per_cta(work, launch)
+    sm.sm_shared[s] += work.launches[launch, L_SHARED_BYTES]
     sm.stats[s, T_CTAS] += 1
     nregs = work.params[W_NUM_REGISTERS]
     placed = 0
@@ -435,7 +492,7 @@ def _start_cta(sm, work, ext, s, now):
             break
         if sm.slot_state[s, w] != FREE:
             continue
-        warp = cta * wpc + placed
+        warp = first_warp + placed
         placed += 1
         sm.slot_warp[s, w] = warp
         sm.slot_cta[s, w] = cta
@@ -455,10 +512,60 @@ def _start_cta(sm, work, ext, s, now):
             continue
         activate(sm, s, w, now)
         refresh_ready(sm, work, ext, s, w, now)
-    if _done_with_ctas(sm, work):  # the last CTA: SMs without a warp count no more clocks
+    if sm.next_cta[program] == sm.end_cta[program]:
+        # the launch's last CTA: its program's SMs without a warp count no more clocks, nor,
+        # once no program has a CTA left, the SMs that take none
+        everyone = _done_with_ctas(sm, work)
         for other in range(sm.params[S_COUNT]):
-            if sm.sm_warps[other] == 0:
+            mine = sm.program[other] == program or (sm.program[other] < 0 and everyone)
+            if mine and sm.sm_warps[other] == 0:
                 count_clocks(sm, other, now)
+
+
+@compiled(inline=True)
+def _launch_over(sm, p):
+    """Program ``p``'s launch has ended if its CTAs have finished and its requests completed;
+    the loop stops then for its next launch (``more``)."""
+    if sm.unfinished[p] == 0 and sm.owed[p] == 0 and sm.more[p] != 0:
+        sm.launch_over[p] = 1
+
+
+def launch_end_ps(sm: SmState, program: int, stopped_ps: int) -> int:
+    """When ``program``'s launch ended, the loop having stopped for it at ``stopped_ps``: its
+    last request's completion or its units' last clock, as a lone launch's end is."""
+    units = sm.program == program
+    return max(stopped_ps, int(sm.done_at[program]), int(sm.clock_last[units].max(initial=0)))
+
+
+@compiled(inline=True)
+def owe(sm, pool, rid, program):
+    """Request ``rid`` belongs to ``program`` (-1: none), whose launch ends only once it has
+    completed (:func:`release_request`)."""
+    pool.fields[rid, rq.Q_PROGRAM] = program
+    if program >= 0:
+        sm.owed[program] += 1
+
+
+@compiled(inline=True)
+def release_request(sm, pool, rid, when):
+    """Request ``rid`` completed at ``when``: give its id back. A system releases every
+    request of a core so, for a program's launch to end when its last request has (several
+    programs at once)."""
+    program = pool.fields[rid, rq.Q_PROGRAM]
+    rq.release(pool, rid)
+    if program >= 0:
+        sm.owed[program] -= 1
+        sm.done_at[program] = when
+        _launch_over(sm, program)
+
+
+@compiled(inline=True)
+def launch_ended(sm):
+    """Whether a program's launch ended and its next waits to start (a stop of the loop)."""
+    for p in range(sm.launch_over.shape[0]):
+        if sm.launch_over[p] != 0:
+            return True
+    return False
 
 
 @compiled(entry=True)
@@ -487,10 +594,14 @@ def _warp_finished(sm, work, ext, s, w, now):
     sm.cta_left[cta] -= 1
     if sm.cta_left[cta] == 0:
         sm.counters[3] += 1
+        launch = work.cta_launch[cta]
         sm.sm_ctas[s] -= 1
-        sm.sm_warps[s] -= work.params[W_WARPS_PER_CTA]
-        sm.sm_registers[s] -= _registers_per_cta(sm, work)
-        sm.sm_shared[s] -= work.params[W_SHARED_BYTES]
+        sm.sm_warps[s] -= work.launches[launch, L_WARPS_PER_CTA]
+        sm.sm_registers[s] -= _registers_per_cta(work, launch)
+        sm.sm_shared[s] -= work.launches[launch, L_SHARED_BYTES]
+        program = work.launches[launch, L_PROGRAM]
+        sm.unfinished[program] -= 1
+        _launch_over(sm, program)
         while not _done_with_ctas(sm, work) and _fits(sm, work, s):
             _start_cta(sm, work, ext, s, now)
         if not counting(sm, work, s):  # its last clocks
@@ -615,6 +726,7 @@ def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, 
                 sm.stats[s, T_L1_MISSES] += 1
             rid = rq.new(pool, line, rq.R_LOAD if kind == MemoryKind.LOAD else rq.R_ATOMIC, s,
                          w, tx_bytes(work, t), now)  # fmt: skip
+            owe(sm, pool, rid, sm.program[s])
             f = pool.fields[rid]
             f[rq.Q_LOAD] = load
             left += 1
@@ -657,6 +769,7 @@ def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, 
             # a stack slot counts its writes until they are acknowledged (Q_SLOT)
             rid = rq.new(pool, line, rq.R_STORE if kind == MemoryKind.STORE else rq.R_REDUCTION,
                          s, w, tx_bytes(work, t), now)  # fmt: skip
+            owe(sm, pool, rid, sm.program[s])
             if port < 0:
                 sm.slot_writes[s, w] += 1
             if kind == MemoryKind.STORE:

@@ -141,7 +141,7 @@ def _to_memory(mem, amap, host, hops, links, events, pool, rid, now):
 
 
 @compiled(inline=True)
-def _respond(mem, amap, host, hops, links, events, pool, rid, slice_, now):
+def _respond(sm, mem, amap, host, hops, links, events, pool, rid, slice_, now):
     """Send line data from slice ``slice_`` to the SM of ``rid``. An atomic is done now, at
     the L2, and its result written through to memory."""
     size_bytes = mem.params[M_HEADER] + mem.params[M_LINE]
@@ -151,6 +151,7 @@ def _respond(mem, amap, host, hops, links, events, pool, rid, slice_, now):
         # advance() keeps ids in reserve for this
         write = rq.new(pool, pool.fields[rid, rq.Q_LINE], rq.R_STORE, -1, -1,
                        pool.fields[rid, rq.Q_BYTES], now)  # fmt: skip
+        smmod.owe(sm, pool, write, pool.fields[rid, rq.Q_PROGRAM])  # the atomic's program's
         pool.fields[write, rq.Q_SOURCE] = rq.FROM_GPU
         st = mem.stats[slice_]
         st[L_WRITES] += 1
@@ -183,7 +184,7 @@ def _miss_waits(mem, l2, pool, rid, slice_, line):
 
 
 @compiled(inline=True)
-def _l2_request(mem, l2, amap, host, hops, links, events, pool, rid, now, retry):
+def _l2_request(sm, mem, l2, amap, host, hops, links, events, pool, rid, now, retry):
     """Request ``rid`` reaches its L2 slice (``retry``: again, after waiting for an MSHR; it
     was counted as an access then)."""
     f = pool.fields[rid]
@@ -205,7 +206,7 @@ def _l2_request(mem, l2, amap, host, hops, links, events, pool, rid, now, retry)
         st[L_DRAM_WRITES] += 1
     elif hit:
         st[L_HITS] += 1
-        _respond(mem, amap, host, hops, links, events, pool, rid, slice_, now + latency)
+        _respond(sm, mem, amap, host, hops, links, events, pool, rid, slice_, now + latency)
         return
     else:
         if enabled and not _miss_waits(mem, l2, pool, rid, slice_, line):
@@ -240,11 +241,11 @@ def _dram_done(sm, mem, host, hops, vaults, links, events, pool, rid, now):
     linkmod.send(links, host.from_cube[cube], now, header, linkmod.WRITE_ACK)
     mem.progress[0] += 1
     mem.progress[1] = now
-    rq.release(pool, rid)
+    smmod.release_request(sm, pool, rid, now)
 
 
 @compiled(inline=True)
-def _l2_fill(mem, l2, amap, host, hops, links, events, pool, rid, now):
+def _l2_fill(sm, mem, l2, amap, host, hops, links, events, pool, rid, now):
     """A line reached its L2 slice: answer the requests waiting for it. Returns the slice, whose
     MSHR is free again (-1 without an L2)."""
     f = pool.fields[rid]
@@ -252,14 +253,14 @@ def _l2_fill(mem, l2, amap, host, hops, links, events, pool, rid, now):
     slice_ = f[rq.Q_SLICE]
     mem.stats[slice_, L_FILLS] += 1
     if mem.params[M_L2_ENABLED] == 0:
-        _respond(mem, amap, host, hops, links, events, pool, rid, slice_, now)
+        _respond(sm, mem, amap, host, hops, links, events, pool, rid, slice_, now)
         return -1
     cachemod.fill(l2, slice_, line, False)
     mshr = cachemod.mshr_find(l2, slice_, line)
     waiter = cachemod.mshr_release(l2, slice_, mshr)
     while waiter >= 0:
         nxt = pool.fields[waiter, rq.Q_L2_NEXT]
-        _respond(mem, amap, host, hops, links, events, pool, waiter, slice_, now)
+        _respond(sm, mem, amap, host, hops, links, events, pool, waiter, slice_, now)
         waiter = nxt
     return slice_
 
@@ -286,7 +287,7 @@ def _sm_fill(sm, work, l1, mem, off, events, pool, rid, now):
     hist[min((now - f[rq.Q_ISSUED]) // mem.params[M_HIST_BIN_PS], hist.shape[0] - 1)] += 1
     if f[rq.Q_KIND] == rq.R_ATOMIC or sm.params[smmod.S_L1_ENABLED] == 0:
         smmod.complete_transaction(sm, work, off, events, s, f[rq.Q_SLOT], f[rq.Q_LOAD], now)
-        rq.release(pool, rid)
+        smmod.release_request(sm, pool, rid, now)
         smmod.memory_freed(sm, l1, s, now)
         return
     line = f[rq.Q_LINE]
@@ -297,7 +298,7 @@ def _sm_fill(sm, work, l1, mem, off, events, pool, rid, now):
         w = pool.fields[waiter]
         nxt = w[rq.Q_NEXT]
         smmod.complete_transaction(sm, work, off, events, s, w[rq.Q_SLOT], w[rq.Q_LOAD], now)
-        rq.release(pool, waiter)
+        smmod.release_request(sm, pool, waiter, now)
         waiter = nxt
     smmod.memory_freed(sm, l1, s, now)
 
@@ -352,7 +353,7 @@ def _ndp_fill(sm, work, l1, mem, off, events, pool, rid, now):
     mem.progress[0] += 1
     mem.progress[1] = now
     smmod.write_acknowledged(sm, work, off, events, f[rq.Q_SM], f[rq.Q_SLOT], now)
-    rq.release(pool, rid)
+    smmod.release_request(sm, pool, rid, now)
 
 
 @compiled(inline=True)
@@ -421,7 +422,7 @@ def _buffer_fill(sm, work, mem, off, pool, rid, now):
     mem.progress[0] += 1
     mem.progress[1] = now
     offx.buffer_filled(sm, work, off, f[rq.Q_SLOT], f[rq.Q_LOAD], now)
-    rq.release(pool, rid)
+    smmod.release_request(sm, pool, rid, now)
 
 
 @HANDLERS.on(EV_OFFLOAD_SEND)
@@ -547,10 +548,10 @@ def _l2_event(sm, l1, l2, mem, amap, host, hops, links, events, pool, off, kind,
         return
     freed = -1  # the slice whose MSHR a fill freed
     if kind == EV_L2_FILL:
-        freed = _l2_fill(mem, l2, amap, host, hops, links, events, pool, rid, now)
+        freed = _l2_fill(sm, mem, l2, amap, host, hops, links, events, pool, rid, now)
         rid = _mshr_waiter(mem, l2, pool, freed)
     while rid >= 0:
-        _l2_request(mem, l2, amap, host, hops, links, events, pool, rid, now, freed >= 0)
+        _l2_request(sm, mem, l2, amap, host, hops, links, events, pool, rid, now, freed >= 0)
         rid = _mshr_waiter(mem, l2, pool, freed)
 
 
@@ -576,10 +577,12 @@ def _finished(sm, work, pool, mem):
 
 
 @compiled(inline=True)
-def _requested(off):
+def _requested(sm, off):
     """TOM's learning phase has seen all the instances it wanted (only an issuing warp ends
-    it): the controller chooses the mapping."""
-    return off.control[ofl.C_LEARNING] != 0 and ofl.learning_done(off)
+    it): the controller chooses the mapping; or a program's launch ended and its next waits
+    (several programs at once): the system starts it."""
+    learned = off.control[ofl.C_LEARNING] != 0 and ofl.learning_done(off)
+    return learned or smmod.launch_ended(sm)
 
 
 #: The engine's loop over this model (:func:`ndpsim.engine.assemble.assemble`), compiled and

@@ -25,6 +25,9 @@ def summary_rows(summary: dict[str, Any], energy: dict[str, float]) -> list[tupl
                  f"unit busy {stalls['unit_busy']:,}, dependency {stalls['dependency']:,}, "
                  f"idle {stalls['idle']:,}"))  # fmt: skip
     rows.extend(offload_rows(s.get("offload"), s["time_us"]))
+    for name, program in s.get("programs", {}).items():  # several programs at once
+        rows.append((f"program {name}", f"{program['sms']} SMs, {program['launches']} launches, "
+                     f"{program['time_us']:.2f} us, IPC {program['ipc']:.1f}"))  # fmt: skip
     return rows + energy_rows(energy)
 
 

@@ -11,9 +11,10 @@ making progress, naming where its requests are stuck.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -67,20 +68,24 @@ from ndpsim.systems.skeleton.memory import (
     dram_address_mapping,
     physical_lines,
     program_pages,
+    programs_pages,
 )
-from ndpsim.systems.skeleton.program import Launched, Machine, start_program
+from ndpsim.systems.skeleton.program import Launched, Machine, Program, start_program
 from ndpsim.systems.stepping import SteppedRun
 from ndpsim.trace.instances import find_instances, first_access, instance_lines
 from ndpsim.trace.trace import Trace
 from ndpsim.trace.work import (
+    L_CTAS,
+    L_FIRST_CTA,
+    L_REGISTERS,
+    L_SHARED_BYTES,
+    L_WARPS_PER_CTA,
     LINE_BYTES,
     LINE_SHIFT,
     W_NUM_CTAS,
     W_NUM_REGISTERS,
-    W_REGISTERS,
-    W_SHARED_BYTES,
-    W_WARPS_PER_CTA,
     build_kernel_work,
+    merge_works,
     register_numbering,
 )
 
@@ -294,6 +299,24 @@ class GpuSystem:
         build = partial(GpuRun, self, traces, module, memory, seed)
         return start_program(build, traces, on_epoch, timeline)
 
+    def run_programs(self, programs: Sequence[Program], seed: int | None = None,
+                     on_epoch: Callable[[Epoch], None] | None = None,
+                     timeline: Timeline | None = None) -> GpuRunResult:  # fmt: skip
+        """Simulate several programs at once, each on its own SMs (the GPU's split evenly among
+        them, :meth:`~ndpsim.hw.core.contract.Cores.programs`) and in its own address space,
+        sharing the L2, the links and the memory; each program's launches run in order, the
+        next as soon as the one before has ended. The result's summary and statistics report
+        each program apart (``programs``) beside the shared components'."""
+        return self.start_programs(programs, seed, on_epoch, timeline).finish()
+
+    def start_programs(self, programs: Sequence[Program], seed: int | None = None,
+                       on_epoch: Callable[[Epoch], None] | None = None,
+                       timeline: Timeline | None = None) -> SteppedRun:  # fmt: skip
+        """:meth:`run_programs`, for its caller to advance step by step."""
+        seed = self.config.seed if seed is None else seed
+        mix = ProgramMix(tuple(programs))
+        return start_program(partial(GpuMixRun, self, mix, seed), [mix], on_epoch, timeline)
+
     # -------------------------------------------------------------------------- offloading
     def _new_plan(self) -> OffloadPlan:
         """An empty plan, once the NDP settings are known to fit together."""
@@ -432,13 +455,15 @@ class GpuSystem:
         off.monitor[2 : 2 + cubes] = links.busy_ps[off.tx_link]
         off.monitor[2 + cubes :] = links.busy_ps[off.rx_link]
 
-    def _does_not_fit(self, trace, work) -> str:
+    def _does_not_fit(self, trace, work, launch: int = 0) -> str:
+        """Why the CTAs of ``launch`` (a row of ``work.launches``; ``trace``'s) fit on no SM."""
         c = self.config.sm
-        wpc = int(work.params[W_WARPS_PER_CTA])
-        regs = ((int(work.params[W_REGISTERS]) * 32 + 255) // 256) * 256 * wpc
+        row = work.launches[launch]
+        wpc = int(row[L_WARPS_PER_CTA])
+        regs = ((int(row[L_REGISTERS]) * 32 + 255) // 256) * 256 * wpc
         return (
             f"kernel {trace.info.kernel!r} does not fit on an SM: a CTA needs {wpc} warps, "
-            f"{regs} registers and {int(work.params[W_SHARED_BYTES])} B of shared memory; an "
+            f"{regs} registers and {int(row[L_SHARED_BYTES])} B of shared memory; an "
             f"SM has {c.warps} warps, {c.registers} registers and {c.shared_bytes} B"
         )
 
@@ -449,13 +474,16 @@ class GpuRun(Machine):
     each launch gets its SMs' state and its offload state, the offload scheme's controllers,
     and is checked and added up when it ends."""
 
-    def __init__(self, system: GpuSystem, traces, module, memory, seed):
+    def __init__(self, system: GpuSystem, traces, module, memory, seed,
+                 page_table: PageTable | None = None):  # fmt: skip
         self.system = system
         c = system.config
         self.traces, self.module, self.memory, self.seed = traces, module, memory, seed
         self.layout = system.layout
-        self.page_table = program_pages(memory, c.memory.page_bytes, system.capacity_bytes,
-                                        system.address_mapping, seed)  # fmt: skip
+        if page_table is None:
+            page_table = program_pages(memory, c.memory.page_bytes, system.capacity_bytes,
+                                       system.address_mapping, seed)  # fmt: skip
+        self.page_table = page_table
         self.works: list[Any] = [None] * len(traces)
         self.plan = None
         if c.ndp and c.ndp.mapping == "learned":  # the learning phase sees every launch
@@ -573,6 +601,151 @@ class GpuRun(Machine):
         return gpu_result(self.layout, time_ps, launches, self.sm_stats, self.mem, self.links,
                           self.dram, self.instructions, self.threads, wall_seconds, self.plan,
                           self.offload_stats, self.ratio, self.fewest_credits)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ProgramMix:
+    """Several programs run at once, as the skeleton's one launch: named by its programs."""
+
+    programs: tuple[Program, ...]
+
+    @property
+    def name(self) -> str:
+        return "+".join(p.name for p in self.programs)
+
+    @property
+    def info(self) -> SimpleNamespace:  # what checks and messages read of a launch
+        return SimpleNamespace(kernel=self.name, num_ctas=sum(
+            t.info.num_ctas for p in self.programs for t in p.traces))  # fmt: skip
+
+    @property
+    def num_warp_instructions(self) -> int:
+        return sum(t.num_warp_instructions for p in self.programs for t in p.traces)
+
+    @property
+    def num_thread_instructions(self) -> int:
+        return sum(t.num_thread_instructions for p in self.programs for t in p.traces)
+
+
+class _NextLaunches(loop.Controller):
+    """Starts a program's next launch when its launch has ended (the loop stops for it):
+    its SMs' L1s flushed, as at any kernel boundary, and its CTAs dispatched at once. Keeps
+    when each program's last launch ended."""
+
+    def __init__(self, sm, work, off, l1, launches: list[list[int]],
+                 check: Callable[[int, int], None]):  # fmt: skip
+        self.sm, self.work, self.off, self.l1 = sm, work, off, l1
+        self.launches = launches  # per program, its launches (rows of work.launches) in order
+        self.check = check  # check(program, launch): its launch's CTAs were dispatched
+        self.running = [0] * len(launches)  # per program, which of them runs
+        self.ended_ps = [0] * len(launches)  # per program, when its last launch ended
+
+    def stop_requested(self) -> bool:
+        return bool(self.sm.launch_over.any())
+
+    def epoch_end(self, now_ps: int) -> None:
+        sm = self.sm
+        for p in map(int, np.flatnonzero(sm.launch_over)):
+            end = smmod.launch_end_ps(sm, p, now_ps)
+            self.l1.tags[sm.program == p] = cachemod.INVALID
+            self.running[p] += 1
+            if self.running[p] < len(self.launches[p]):
+                smmod.start_launch(
+                    sm, self.work, p, self.launches[p][self.running[p]], end, more=True
+                )  # its last launch's end is recorded too
+                smmod.dispatch_initial(reference(sm), reference(self.work), reference(self.off),
+                                       end)  # fmt: skip
+                self.check(p, self.launches[p][self.running[p]])
+            else:
+                sm.launch_over[p] = sm.more[p] = 0
+                self.ended_ps[p] = end
+
+
+class GpuMixRun(GpuRun):
+    """The hardware of one run of several programs at once (:meth:`GpuSystem.run_programs`):
+    one page table holding every program's address space, and one launch of the skeleton
+    holding every launch of every program (``merge_works``), whose SMs are split among the
+    programs and whose programs go from launch to launch on their own (:class:`_NextLaunches`).
+    Offloading plans launch by launch and is refused."""
+
+    def __init__(self, system: GpuSystem, mix: ProgramMix, seed: int):
+        c = system.config
+        if c.ndp:
+            raise ConfigError(f"system {c.name!r} offloads to its memory stacks; several "
+                              "programs at once run on a system without near-data processing "
+                              "(its offload schemes plan each launch of one program)")  # fmt: skip
+        self.mix = mix
+        self.units = system.cores.programs(len(mix.programs))  # refuses too few SMs
+        table, self.line_offsets = programs_pages(
+            [p.memory for p in mix.programs], c.memory.page_bytes, system.capacity_bytes,
+            system.address_mapping, seed)  # fmt: skip
+        super().__init__(system, [mix], None, None, seed, page_table=table)
+        self.next_launches: _NextLaunches | None = None
+
+    def launch(self, index: int, trace: ProgramMix, now_ps: int) -> Launched:
+        system = self.system
+        works, owners, launches = [], [], []
+        for p, program in enumerate(trace.programs):
+            launches.append(list(range(len(works), len(works) + len(program.traces))))
+            for t in program.traces:
+                works.append(build_kernel_work(t, program.module))
+                owners.append(p)
+        work = merge_works(works, owners, [self.line_offsets[p] for p in owners])
+        del works
+        sm = smmod.build_sm_state(self.sm_params.copy(), system.cores,
+                                  int(work.params[W_NUM_REGISTERS]),
+                                  int(work.params[W_NUM_CTAS]), now_ps, self.units)  # fmt: skip
+        for p, rows in enumerate(launches):
+            smmod.start_launch(sm, work, p, rows[0], now_ps, more=True)
+        off = ofl.no_offload()
+        self.l1.tags[:] = cachemod.INVALID
+        smmod.dispatch_initial(reference(sm), reference(work), reference(off), now_ps)
+        traces = [t for program in trace.programs for t in program.traces]
+
+        def check(p: int, row: int) -> None:
+            """A launch none of whose CTAs fits on its program's SMs would never run."""
+            if sm.next_cta[p] == work.launches[row, L_FIRST_CTA] and work.launches[row, L_CTAS]:
+                raise ConfigError(system._does_not_fit(traces[row], work, row))
+
+        for p, rows in enumerate(launches):
+            check(p, rows[0])
+        self.sm = sm
+        self.next_launches = _NextLaunches(sm, work, off, self.l1, launches, check)
+        state = model.GpuState(sm, work, self.l1, self.pool, self.links, self.events,
+                               self.sm_ports, self.page_table.compiled, self.mem, self.l2,
+                               self.amap, self.layout.host, self.layout.hops, self.vaults,
+                               self.dram, off)  # fmt: skip
+        stuck = partial(diagnose, sm, self.vaults, self.dram, trace=trace)
+        return Launched(model.Launch(state, lambda pool, now: stuck(pool=pool, now=now)),
+                        [self.next_launches])  # fmt: skip
+
+    def result(self, time_ps: int, launches: int, wall_seconds: float) -> GpuRunResult:
+        result = super().result(time_ps, launches, wall_seconds)
+        result.kernels = sum(len(p.traces) for p in self.mix.programs)
+        core = self.system.core
+        per_program, names = [], []
+        for p, program in enumerate(self.mix.programs):
+            units = self.units == p
+            counters = self.sm_stats[units].sum(axis=0)
+            per_program.append(counters)
+            names.append(program.name)
+            ended = self.next_launches.ended_ps[p] or time_ps
+            cycles = max(1, core.cycles(ended))
+            threads = sum(t.num_thread_instructions for t in program.traces)
+            result.summary.setdefault("programs", {})[program.name] = {
+                "sms": int(units.sum()),
+                "launches": len(program.traces),
+                "time_us": ended / 1e6,
+                "core_cycles": cycles,
+                "warp_instructions": sum(t.num_warp_instructions for t in program.traces),
+                "thread_instructions": threads,
+                "ipc": threads / cycles,
+            }
+        result.stats["programs"] = {
+            name: dict(zip(smmod.SM_STAT_NAMES, map(int, counters), strict=True))
+            for name, counters in zip(names, per_program, strict=True)
+        }
+        return result
 
 
 __all__ = ["GpuRunResult", "GpuSystem"]

@@ -74,7 +74,10 @@ class SmSampler(Sampler):
         A clock at ``now_ps`` itself is left to the model: it may yet be evaluated."""
         sm, work = state.sm, state.work
         stats = sm.stats[:, list(_SM_COUNTERS)].copy()
-        counting = (sm.sm_warps > 0) | (sm.counters[0] < work.params[W_NUM_CTAS])
+        program = np.maximum(sm.program, 0)
+        left = np.where(sm.program >= 0, sm.next_cta[program] < sm.end_cta[program],
+                        sm.counters[0] < work.params[W_NUM_CTAS])  # fmt: skip
+        counting = (sm.sm_warps > 0) | left  # as sm.counting
         slept = (now_ps - 1 - sm.clock_last) // sm.period
         pending = np.where(counting, np.maximum(slept, 0), 0)
         stats[:, 0] += pending

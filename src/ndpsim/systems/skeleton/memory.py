@@ -62,6 +62,21 @@ def program_pages(memory: DeviceMemory, page_bytes: int, capacity_bytes: int, po
                            capacity_bytes // page_bytes, policy.placement, seed)  # fmt: skip
 
 
+def programs_pages(memories: list[DeviceMemory], page_bytes: int, capacity_bytes: int, policy,
+                   seed: int) -> tuple[PageTable, list[int]]:  # fmt: skip
+    """One page table for several programs at once, each with an address space of its own: the
+    programs' device memories (each from ``BASE_ADDRESS``) laid one after another, whole pages
+    each, so that no two programs share a frame. Returns the table and, per program, how many
+    lines its virtual addresses move by."""
+    offsets, total = [], 0
+    for memory in memories:
+        offsets.append(total >> LINE_SHIFT)
+        total += -(-max(memory.size_bytes, 1) // page_bytes) * page_bytes
+    table = PageTable.build(BASE_ADDRESS, total, page_bytes, capacity_bytes // page_bytes,
+                            policy.placement, seed)  # fmt: skip
+    return table, offsets
+
+
 def physical_lines(page_table: PageTable, virtual_lines: np.ndarray) -> np.ndarray:
     """The physical lines of ``virtual_lines`` (line numbers, not addresses)."""
     table, base, shift = page_table.compiled

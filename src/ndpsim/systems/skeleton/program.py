@@ -28,6 +28,18 @@ from ndpsim.systems.skeleton.timeline import RunTimeline
 from ndpsim.systems.stepping import SteppedRun
 
 
+@dataclass(frozen=True)
+class Program:
+    """One program of a run of several at once: its kernel launches (their traces, in order),
+    the PTX module they come from, its device memory after the run, and its name in the
+    results."""
+
+    name: str
+    traces: Sequence[Any]
+    module: Any
+    memory: Any
+
+
 class LaunchView:
     """What every kind's view of a stepped run knows: the launch in flight (``kernel``, -1
     before the first), its model (whose ``state`` holds the compiled arrays, an event queue
