@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from ndpsim import api
 from ndpsim.cli.main import app
+from ndpsim.engine.timeline import Timeline
 from ndpsim.errors import ConfigError
 from ndpsim.systems import load_system, run_programs_on
 from ndpsim.systems.skeleton.program import Program
@@ -114,3 +115,11 @@ def test_run_names_every_program_of_a_mix(tmp_path):
 def test_the_api_runs_a_mix():
     result = api.run("gpu-baseline", workload="vadd,spmv", size="tiny")
     assert list(result.summary["programs"]) == ["vadd", "spmv"]
+
+
+def test_a_mix_records_a_timeline_whose_totals_are_its_counters(programs):
+    timeline = Timeline(100_000)
+    result = run_programs_on(load_system("gpu-baseline"), [programs["vadd"], programs["spmv"]],
+                             timeline=timeline)  # fmt: skip
+    clocks = sum(unit["clocks"] for unit in timeline.totals("SMs").values())
+    assert clocks == result.stats["sm"]["total"]["clocks"]
