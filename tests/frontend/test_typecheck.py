@@ -60,6 +60,7 @@ from tests.frontend.test_parser import HEADER, first_instruction, kernel
         ("@%r1 add.s32 %r2, %r2, 1;", r"the guard must be a \.pred register"),
         ("add.s32 %r1, !%p1, 1;", "'!' negates predicates"),
         ("cvt.f32 %f1, %r1;", "cvt takes a destination type and a source type"),
+        ("mov.pred %p1, 2;", r"a literal there must be 0, 1 or -1 \(true\)"),
     ],
 )
 def test_ill_typed_instructions_are_refused_where_they_stand(line, message):
@@ -99,6 +100,7 @@ def test_ill_typed_instructions_are_refused_where_they_stand(line, message):
         "cvta.to.global.u64 %rd1, %rd2;",
         "slct.f32.s32 %f1, %f2, %f3, %r1;",
         "set.lt.u32.f32 %r1, %f1, %f2;",
+        "mov.pred %p1, -1;",  # true, as nvcc writes it
     ],
 )
 def test_what_the_isa_allows_is_accepted(line):

@@ -394,3 +394,16 @@ def test_module_scope_dynamic_shared_memory_is_laid_out_for_the_kernel():
     out = mem.alloc(4 * 64)
     launch(module, "k", 1, 64, [out], mem, shared_bytes=256)
     assert np.all(mem.from_device(out, np.uint32, 64) == 1)
+
+
+def test_a_predicate_literal_of_minus_one_is_true_as_nvcc_writes_it():
+    out, _ = run_out("""
+    mov.pred %p1, -1;
+    mov.pred %p2, 0;
+    mov.u32 %r10, 1;
+    @%p1 add.u32 %r10, %r10, 10;
+    @%p2 add.u32 %r10, %r10, 100;
+    st.global.u32 [%rd3], %r10;
+    ret;
+    """, threads=64)  # fmt: skip
+    assert (out == 11).all()

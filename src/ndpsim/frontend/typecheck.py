@@ -271,8 +271,11 @@ class _Checker:
 
     def immediate(self, inst: Instruction, imm: Immediate, t: PtxType, where: str) -> None:
         if t.kind == "pred":
-            if imm.is_float or imm.value not in (0, 1):
-                self.fail(inst, f"the {where} is a predicate; a literal there must be 0 or 1")
+            # nvcc writes "true" as -1 (``mov.pred %p, -1``), as LLVM prints an i1 true; ptxas
+            # takes it
+            if imm.is_float or imm.value not in (0, 1, -1):
+                self.fail(inst, f"the {where} is a predicate; a literal there must be 0, 1 "
+                                "or -1 (true)")  # fmt: skip
             return
         if imm.is_float:
             if t.kind in "su":

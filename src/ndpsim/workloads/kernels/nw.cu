@@ -19,7 +19,7 @@ __device__ __forceinline__ void nw_block(int* __restrict__ score, const int* __r
     extern __shared__ int smem[];
     const int b = blockDim.x;
     // The loops below run at least once. Without this, nvcc records whether they ran in a
-    // predicate set with `mov.pred %p, -1`, which ndpsim's PTX checker refuses.
+    // predicate of its own (set with `mov.pred %p, -1`): instructions the loops do not need.
     __builtin_assume(b >= 1);
     const int w = b + 1;        // pitch of the shared tile of scores
     int* tile = smem;           // (b+1) x (b+1): row 0 and column 0 are the borders
