@@ -222,8 +222,8 @@ class Cores:
 
     def programs(self, count: int) -> np.ndarray:
         """int64[units]: the program whose CTAs each unit takes when ``count`` programs share
-        the system, the units that take CTAs split among them in contiguous groups as even as
-        can be (the first groups one larger); -1 for the units that take none."""
+        the system, the units that take CTAs split among them in contiguous groups whose sizes
+        differ by one at most; -1 for the units that take none."""
         takers = np.flatnonzero(self.take_ctas())
         if count < 1 or len(takers) < count:
             raise ConfigError(f"{count} programs need at least as many cores that take a "
