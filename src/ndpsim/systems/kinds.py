@@ -60,7 +60,8 @@ class System(Protocol):
     """A simulated machine: built once from its config, it runs any number of workloads, each on
     fresh hardware. A kind whose runs can be stepped also defines ``start`` (the arguments of
     ``run`` without ``timeline``), returning a :class:`ndpsim.systems.stepping.SteppedRun`
-    (:func:`start_system`)."""
+    (:func:`start_system`); one that runs several programs at once defines ``run_programs``
+    (:func:`run_programs_on`)."""
 
     config: Any  # the kind's config model; every kind has ``name``, ``kind`` and ``seed``
 
