@@ -117,27 +117,34 @@ def decode(bits, xor, address, out):
         out[f] = value
 
 
+def organization_fields(organization) -> list[tuple[str, int]]:
+    """The address bits of a DRAM organization's fields, channel first (least significant in
+    the anchor layout) to row: what every address mapping lays out."""
+    o = organization
+    return [
+        ("channel", log2_exact(o.channels, "DRAM channels")),
+        ("column", log2_exact(o.columns, "DRAM columns")),
+        ("rank", log2_exact(o.ranks, "DRAM ranks")),
+        ("bankgroup", log2_exact(o.bankgroups, "DRAM bank groups")),
+        ("bank", log2_exact(o.banks, "DRAM banks")),
+        ("row", log2_exact(o.rows, "DRAM rows")),
+    ]
+
+
 def interleaved_layout(organization, offset_bytes: int | None = None) -> AddressMapping:
     """Row : bank : bank group : rank : column : channel : offset, least significant last. This is
     the layout of the anchor memory (``row-bank-rank-column-channel``, channels interleaved at
     the access size), so consecutive accesses spread over channels and then walk one row."""
-    o = organization
-    offset = offset_bytes or o.access_bytes
+    offset = offset_bytes or organization.access_bytes
     return AddressMapping.from_layout(
-        [
-            ("offset", _log2(offset, "access size")),
-            ("channel", _log2(o.channels, "channels")),
-            ("column", _log2(o.columns, "columns")),
-            ("rank", _log2(o.ranks, "ranks")),
-            ("bankgroup", _log2(o.bankgroups, "bank groups")),
-            ("bank", _log2(o.banks, "banks")),
-            ("row", _log2(o.rows, "rows")),
-        ]
+        [("offset", log2_exact(offset, "access size")), *organization_fields(organization)]
     )
 
 
-def _log2(value: int, what: str) -> int:
+def log2_exact(value: int, what: str) -> int:
+    """``value``'s base-2 logarithm; a value that is not a power of two is a ConfigError
+    naming ``what``."""
     bits = int(value).bit_length() - 1
     if value < 1 or 1 << bits != value:
-        raise ConfigError(f"address mapping needs a power of two for {what}, got {value}")
+        raise ConfigError(f"{what} must be a power of two, got {value}")
     return bits

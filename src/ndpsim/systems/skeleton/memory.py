@@ -10,21 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndpsim.errors import ConfigError
-from ndpsim.hw.dram.mapping import AddressMapping
+from ndpsim.hw.dram.mapping import AddressMapping, log2_exact, organization_fields
 from ndpsim.hw.dram.spec import DramPreset
 from ndpsim.hw.pagetable import PageTable
 from ndpsim.simt.memory import BASE_ADDRESS, DeviceMemory
 from ndpsim.trace.work import LINE_BYTES, LINE_SHIFT
-
-
-def log2_exact(value: int, what: str) -> int:
-    """``value``'s base-2 logarithm; a value that is not a power of two is a ConfigError
-    naming ``what``."""
-    bits = int(value).bit_length() - 1
-    if value < 1 or 1 << bits != value:
-        raise ConfigError(f"{what} must be a power of two, got {value}")
-    return bits
 
 
 def all_cubes(dram: DramPreset, cubes: int) -> DramPreset:
@@ -38,18 +28,10 @@ def dram_address_mapping(policy, dram: DramPreset, cubes: int, page_bytes: int,
                          xor_cube: bool) -> AddressMapping:  # fmt: skip
     """The physical address of a line in ``cubes`` cubes of ``dram``, as the address mapping
     ``policy`` (an :class:`~ndpsim.policy.mapping.AddressMappingPolicy`) lays it out."""
-    o = dram.organization
-    fields = [
-        ("channel", log2_exact(o.channels, "DRAM channels")),
-        ("column", log2_exact(o.columns, "DRAM columns")),
-        ("rank", log2_exact(o.ranks, "DRAM ranks")),
-        ("bankgroup", log2_exact(o.bankgroups, "DRAM bank groups")),
-        ("bank", log2_exact(o.banks, "DRAM banks")),
-        ("row", log2_exact(o.rows, "DRAM rows")),
-    ]
     return policy.mapping(
-        fields, log2_exact(cubes, "memory.cubes"), log2_exact(LINE_BYTES, "line size"),
-        log2_exact(page_bytes, "memory.page_bytes"), xor_cube,
+        organization_fields(dram.organization), log2_exact(cubes, "memory.cubes"),
+        log2_exact(LINE_BYTES, "line size"), log2_exact(page_bytes, "memory.page_bytes"),
+        xor_cube,
     )  # fmt: skip
 
 
