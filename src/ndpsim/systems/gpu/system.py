@@ -555,6 +555,11 @@ class GpuRun(Machine):
         smmod.dispatch_initial(reference(sm), reference(work), reference(off), now_ps)
         if sm.counters[0] == 0 and work.params[W_NUM_CTAS] > 0:
             raise ConfigError(system._does_not_fit(trace, work))
+        return self._launched(sm, work, off, trace, controllers)
+
+    def _launched(self, sm, work, off, trace, controllers) -> Launched:
+        """A launch of ``work`` on the SMs ``sm`` (their CTAs dispatched) and the run's memory
+        side, ready for the loop with its ``controllers``."""
         self.sm = sm
         state = model.GpuState(sm, work, self.l1, self.pool, self.links, self.events,
                                self.sm_ports, self.page_table.compiled, self.mem, self.l2,
@@ -709,15 +714,8 @@ class GpuMixRun(GpuRun):
 
         for p, rows in enumerate(launches):
             check(p, rows[0])
-        self.sm = sm
         self.next_launches = _NextLaunches(sm, work, off, self.l1, launches, check)
-        state = model.GpuState(sm, work, self.l1, self.pool, self.links, self.events,
-                               self.sm_ports, self.page_table.compiled, self.mem, self.l2,
-                               self.amap, self.layout.host, self.layout.hops, self.vaults,
-                               self.dram, off)  # fmt: skip
-        stuck = partial(diagnose, sm, self.vaults, self.dram, trace=trace)
-        return Launched(model.Launch(state, lambda pool, now: stuck(pool=pool, now=now)),
-                        [self.next_launches])  # fmt: skip
+        return self._launched(sm, work, off, trace, [self.next_launches])
 
     def result(self, time_ps: int, launches: int, wall_seconds: float) -> GpuRunResult:
         result = super().result(time_ps, launches, wall_seconds)
