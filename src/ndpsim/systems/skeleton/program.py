@@ -23,8 +23,8 @@ from ndpsim.engine import loop
 from ndpsim.engine.clock import NEVER
 from ndpsim.engine.reference import references
 from ndpsim.engine.timeline import Timeline
+from ndpsim.errors import ConfigError
 from ndpsim.hw import requests as rq
-from ndpsim.systems.skeleton.timeline import RunTimeline
 from ndpsim.systems.stepping import SteppedRun
 
 
@@ -112,7 +112,11 @@ class Launched:
 
 
 class Machine(ABC):
-    """The hardware of one run of a system kind, as :func:`program_steps` drives it."""
+    """The hardware of one run of a system kind, as :func:`program_steps` drives it. A kind
+    whose runs take an ``on_epoch`` hook also defines ``epoch(index, now_ps)`` (what the hook
+    is handed during launch ``index``), and one that records timelines ``sampler(timeline)``
+    (a :class:`~ndpsim.systems.skeleton.timeline.RunTimeline`); a run asking either of a
+    machine without it is refused before anything is simulated."""
 
     view: LaunchView
 
@@ -129,14 +133,6 @@ class Machine(ABC):
     @abstractmethod
     def result(self, time_ps: int, launches: int, wall_seconds: float) -> Any:
         """The run ended at ``time_ps``: check it as a whole and return its result."""
-
-    def epoch(self, index: int, now_ps: int) -> Any:
-        """What ``on_epoch`` is handed during launch ``index`` at ``now_ps``."""
-        raise NotImplementedError(f"{type(self).__name__} hands nothing to on_epoch")
-
-    def sampler(self, timeline: Timeline) -> RunTimeline:
-        """The controller sampling this run into ``timeline``."""
-        raise NotImplementedError(f"{type(self).__name__} records no timeline")
 
 
 class EpochHook(loop.Controller):
@@ -160,6 +156,10 @@ def program_steps(build: Callable[[], Machine], traces: Sequence[Any], pause: lo
     machine's result. The wall time reported includes building the machine."""
     start_wall = time.perf_counter()
     machine = build()
+    for asked, method, what in ((on_epoch, "epoch", "hands nothing to on_epoch"),
+                                (timeline, "sampler", "records no timeline")):  # fmt: skip
+        if asked is not None and not hasattr(machine, method):
+            raise ConfigError(f"{type(machine).__name__} {what}: it defines no {method}()")
     view = machine.view
     sampler = None if timeline is None else machine.sampler(timeline)
     yield view

@@ -13,6 +13,7 @@ kind:
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,16 +26,16 @@ from ndpsim.hw.dram import controller as ctl
 Rows = dict[str, tuple[np.ndarray, np.ndarray]]  # group: (counters so far, gauges now)
 
 
-class Sampler:
+class Sampler(ABC):
     """One group of tracks: declared on the timeline when made, read at every window's end."""
 
+    @abstractmethod
     def rows(self, state: Any, now_ps: int) -> Rows:
         """This group's counters (the run's so far) and gauges, from the compiled ``state``."""
-        raise NotImplementedError
 
-    def launch_end(self, state: Any, now_ps: int) -> None:
+    def launch_end(self, state: Any, now_ps: int) -> None:  # noqa: B027 - most carry nothing
         """A launch ended with ``state``: carry over what the next launch's state starts
-        afresh."""
+        afresh (nothing, for a group whose counters live through the run)."""
 
 
 class RunTimeline(loop.Controller):
