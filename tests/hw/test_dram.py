@@ -158,6 +158,17 @@ def test_refresh_happens_every_trefi_per_rank_and_costs_time():
     assert finish > max(without.values())
 
 
+def test_a_channel_woken_after_a_long_idle_owes_no_refreshes():
+    """A channel sleeps while nothing is queued; the refreshes that fell due then were done on
+    idle banks: its first request pays at most one refresh, not every one it slept through."""
+    t = TIMING
+    late = 20 * t["REFI"] + t["REFI"] // 2  # mid-interval, after twenty refreshes fell due
+    done, d = simulate(small_preset(controller={"refresh": True}), [(late, address(0, 5), False)],
+                       until=late + 10_000)  # fmt: skip
+    assert done[0] - late <= t["RFC"] + t["RCD"] + t["CL"] + t["BL"]
+    assert d.stats[0, ctl.S_REFS] in (20, 21)
+
+
 def test_more_row_buffers_turn_alternating_rows_into_hits():
     requests = [(i * 100, address(0, 1 + (i % 2), i % 16), False) for i in range(20)]
     _, one = simulate(small_preset(), requests)

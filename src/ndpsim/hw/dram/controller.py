@@ -374,6 +374,14 @@ def _refresh(d, ch, now, nodes):
     p = d.params
     for rank in range(p[P_RANKS]):
         rk = ch * p[P_RANKS] + rank
+        behind = (now - d.refresh_due[rk]) // p[P_REFI]
+        if behind > 0 and not d.refresh_pending[rk]:
+            # A channel with nothing queued sleeps until a request comes: the refreshes that
+            # fell due meanwhile were done then, on idle banks (which they left precharged),
+            # and delay nobody now.
+            d.refresh_due[rk] += behind * p[P_REFI]
+            d.stats[ch, S_REFS] += behind
+            _close_rank(d, ch, rank)
         if not d.refresh_pending[rk] and now >= d.refresh_due[rk]:
             d.refresh_pending[rk] = True
             d.refresh_due[rk] += p[P_REFI]
