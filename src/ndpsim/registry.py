@@ -48,13 +48,14 @@ def load_plugins() -> None:
 
 class Registry(Generic[T]):
     """Members of one family by name. ``what`` names the family in error messages; the modules
-    of ``package`` (dotted) are imported before the first lookup."""
+    of ``package`` (dotted; or of each of several packages) are imported before the first
+    lookup."""
 
-    def __init__(self, what: str, package: str | None = None):
+    def __init__(self, what: str, package: str | tuple[str, ...] | None = None):
         self.what = what
-        self.package = package
+        self.packages = (package,) if isinstance(package, str) else tuple(package or ())
         self._members: dict[str, T] = {}
-        self._loaded = package is None
+        self._loaded = not self.packages
 
     def register(self, name: str) -> Callable[[T], T]:
         """A decorator (or call) that registers a member under ``name``; a name another member
@@ -79,9 +80,10 @@ class Registry(Generic[T]):
         if self._loaded:
             return
         self._loaded = True
-        package = importlib.import_module(self.package)
-        for info in pkgutil.iter_modules(package.__path__):
-            importlib.import_module(f"{self.package}.{info.name}")
+        for name in self.packages:
+            package = importlib.import_module(name)
+            for info in pkgutil.iter_modules(package.__path__):
+                importlib.import_module(f"{name}.{info.name}")
 
     def get(self, name: str) -> T:
         self.load()

@@ -24,7 +24,7 @@ from ndpsim.hw.core.contract import (
 )
 from ndpsim.hw.core.stack_processor import StackProcessor
 from ndpsim.policy.offload.tom import Tom
-from ndpsim.systems import load_system, load_system_config
+from ndpsim.systems import load_system, load_system_config, system_preset_names
 from ndpsim.workloads import kernel_module, run_workload
 
 HOST = ClockDomain.from_ghz("sm", 1.4)
@@ -65,11 +65,12 @@ def test_host_kinds_come_first_and_every_unit_knows_its_clock_slots_and_stack():
 
 
 def test_every_registered_kind_builds_from_a_shipped_preset():
+    systems = [load_system(p) for p in system_preset_names()]
     for name in CORES.names():
         kind = CORES.get(name)()
         assert isinstance(kind, CoreKind) and kind.stat_names
-        config = load_system_config("sndp-ndp" if kind.in_stack else "gpu-baseline")
-        cores = place_cores([name], config, HOST)
+        config = next(s.config for s in systems if name in [g.name for g in s.cores.groups])
+        cores = place_cores([name], config, HOST, models=(kind.model,))
         assert cores.count == kind.units(config) > 0
         assert (cores.slots() == kind.warp_slots(config)).all()
 

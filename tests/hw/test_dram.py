@@ -169,6 +169,18 @@ def test_a_channel_woken_after_a_long_idle_owes_no_refreshes():
     assert d.stats[0, ctl.S_REFS] in (20, 21)
 
 
+def test_a_dram_seen_in_longer_requests_keeps_its_rows_and_bandwidth():
+    mpu = load_dram_preset("mpu")
+    lines = mpu.in_accesses_of(128)
+    assert lines.organization.row_bytes == mpu.organization.row_bytes
+    assert lines.organization.capacity_bytes == mpu.organization.capacity_bytes
+    assert lines.peak_bandwidth_gbps == pytest.approx(
+        mpu.organization.access_bytes / max(mpu.timing.BL, mpu.timing.CCD_S)
+        * mpu.organization.channels)  # fmt: skip
+    with pytest.raises(ConfigError, match="whole number"):
+        mpu.in_accesses_of(48)
+
+
 def test_more_row_buffers_turn_alternating_rows_into_hits():
     requests = [(i * 100, address(0, 1 + (i % 2), i % 16), False) for i in range(20)]
     _, one = simulate(small_preset(), requests)

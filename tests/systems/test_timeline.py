@@ -34,8 +34,9 @@ def test_a_timeline_changes_nothing_and_adds_up_to_the_run(system):
     result = _run(system, "bfs", timeline)
     assert digest_of(result) == GOLDENS[f"{system}/bfs"], "the timeline changed the run"
     stats = result.as_dict()["stats"]
-    processors = [stats["sm"]] + [stats[k] for k in ("stack_sm", "nsu") if k in stats]
-    sms = timeline.totals("SMs")
+    kinds = ("sm", "stack_sm", "nsu", "mpu_core")  # the SIMT units of every shipped kind
+    processors = [stats[k] for k in kinds if k in stats]
+    sms = timeline.totals("cores" if "mpu_core" in stats else "SMs")
     for counter in ("clocks", "warp_instructions"):
         want = sum(p["total"][counter] for p in processors)
         assert sum(sm[counter] for sm in sms.values()) == want

@@ -1,20 +1,22 @@
 """Points where compiled code lets an extension act, the extension chosen by its state's type.
 
-A component that others extend (the SIMT core, which TOM's and SNDP's offload execution extends)
-takes an ``extension`` argument it never reads and calls a :class:`Hook` at each point an
-extension may act: ``hook.call(extension, *args)``. What runs is chosen when numba compiles the
-caller, by the type of ``extension``: the function registered for the extension's state (a named
-tuple, passed by reference: :mod:`ndpsim.engine.reference`) or, for ``None`` (a system with no
-extension), the hook's default, which does what the component does on its own. The choice costs
-nothing at run time, and the component's module never imports its extensions.
+A component that others extend (the SIMT core, which TOM's and SNDP's offload execution and
+MPU's hybrid pipeline extend) takes an ``extension`` argument it never reads and calls a
+:class:`Hook` at each point an extension may act: ``hook.call(extension, *args)``. What runs is
+chosen when numba compiles the caller, by the type of ``extension``: the function registered for
+the extension's state (a named tuple, passed by reference: :mod:`ndpsim.engine.reference`) or,
+for ``None`` (a system with no extension), the hook's default, which does what the component
+does on its own (an extension that does the same at some point registers the default there:
+forgetting a point is an error, not a silent default). The choice costs nothing at run time,
+and the component's module never imports its extensions.
 
 Which functions a hook holds must not depend on what a process happened to import first: the
-caller's compiled code is cached and reused by later processes. So a hook names the package
+caller's compiled code is cached and reused by later processes. So a hook names the packages
 whose modules register implementations (its ``provider``, a :class:`~ndpsim.registry.Registry`'s
-package); before the first compilation, or the first stamp, they are imported and the hook
-takes no more. The stamp of ``hook.call`` (joined into
-every caller's, :mod:`ndpsim.numba_cache`) is the stamps of the default and of every
-implementation, so an edit to one recompiles its callers and nothing else.
+packages); before the first compilation, or the first stamp, they are imported and the hook
+takes no more. The stamp of ``hook.call`` (joined into every caller's,
+:mod:`ndpsim.numba_cache`) is the stamps of the default and of every implementation, so an edit
+to one recompiles its callers and nothing else.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ class Hook:
     ``extension`` argument is None), else the function registered for the extension's state
     class. The modules of ``provider`` (a package) register implementations."""
 
-    def __init__(self, what: str, default: Callable, provider: str | None):
+    def __init__(self, what: str, default: Callable, provider: str | tuple[str, ...] | None):
         self.what = what
         self.default = compiled(default, inline=True)
         #: by the extension state class's name; the provider's modules are imported (and the

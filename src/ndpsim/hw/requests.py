@@ -26,10 +26,12 @@ FROM_GPU, FROM_STACK = 0, 1
 
 (Q_LINE, Q_KIND, Q_SM, Q_SLOT, Q_LOAD, Q_BYTES, Q_NEXT, Q_ISSUED, Q_CUBE, Q_CHANNEL,
  Q_RANK, Q_BANKGROUP, Q_BANK, Q_ROW, Q_COLUMN, Q_SLICE, Q_L2_NEXT, Q_BACKLOG_NEXT,
- Q_SOURCE, Q_TARGET, Q_HIT, Q_PROGRAM) = range(22)  # fmt: skip
-REQUEST_FIELDS = 22
+ Q_SOURCE, Q_TARGET, Q_HIT, Q_PROGRAM, Q_NODE, Q_DEST) = range(24)  # fmt: skip
+REQUEST_FIELDS = 24
 # Q_TARGET: the stack whose NSU an RDF/WTA packet is for; Q_HIT: an RDF hit in the GPU's L1;
-# Q_PROGRAM: the program whose launch must wait for it (-1: none; several programs at once)
+# Q_PROGRAM: the program whose launch must wait for it (-1: none; several programs at once);
+# Q_NODE, Q_DEST: the router a packet crossing a network hop by hop has reached, and the one it
+# goes to (ndpsim.hw.hops.next_hop)
 
 
 #: The requests in flight: an engine pool of REQUEST_FIELDS fields per request.

@@ -18,7 +18,8 @@ When no warp can issue, the SM sleeps until the earliest time one might.
 The core knows nothing of offloading. Its functions take an ``ext`` argument they never read
 and call the extension points below (:class:`ndpsim.engine.hooks.Hook`), which run the
 extension's code chosen by its state's type when numba compiles the core: TOM's and SNDP's
-offload execution (:mod:`ndpsim.hw.gpu.offload_execution`) in the GPU systems, nothing for None.
+offload execution (:mod:`ndpsim.hw.gpu.offload_execution`) in the GPU systems, MPU's hybrid
+pipeline (:mod:`ndpsim.hw.mpu.hybrid`), nothing for None.
 
 The SM also counts why a scheduler did not issue (SNDP's Figure 8 breakdown): a unit was busy,
 operands were not ready (a dependency, including waiting for memory), or no warp had an
@@ -290,8 +291,8 @@ def start_launch(sm: SmState, work, program: int, launch: int, now: int, more: b
 
 #: What a hook that may take an instruction's issue answers.
 NOT_TAKEN, HAZARD, ISSUED = -1, 0, 1
-#: The package whose modules implement the hooks.
-_EXTENSIONS = "ndpsim.hw.gpu"
+#: The packages whose modules implement the hooks.
+_EXTENSIONS = ("ndpsim.hw.gpu", "ndpsim.hw.mpu")
 
 
 def _ready_at_now(ext, sm, work, s, w, pos, now):

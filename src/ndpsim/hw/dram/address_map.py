@@ -63,3 +63,16 @@ def locate(amap, pool, rid):
     f[rq.Q_ROW] = amap.fields[ROW]
     f[rq.Q_COLUMN] = amap.fields[COLUMN]
     return cube
+
+
+@compiled(inline=True)
+def channel_of(amap, line):
+    """The channel (counted over all cubes) physical ``line`` lives in, as :func:`locate` finds
+    it, without a request."""
+    bits, xor = amap.bits, amap.xor
+    for k in range(amap.remap.shape[0]):
+        if amap.remap[k, 0] <= line < amap.remap[k, 1]:
+            bits, xor = amap.remap_bits, amap.remap_xor
+            break
+    decode(bits, xor, line * amap.params[0], amap.fields)
+    return amap.fields[CUBE] * amap.params[1] + amap.fields[CHANNEL]

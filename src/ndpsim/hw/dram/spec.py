@@ -21,6 +21,7 @@ from pydantic import Field, model_validator
 
 from ndpsim.config import Cycles, Strict, load_preset, preset_names
 from ndpsim.engine.clock import PS_PER_NS
+from ndpsim.errors import ConfigError
 
 
 class Command(IntEnum):
@@ -148,6 +149,27 @@ class DramPreset(Strict):
         o, t = self.organization, self.timing
         per_rank = o.access_bytes / (t.BL * t.tCK_ps * 1e-3)  # bytes per ns = GB/s
         return per_rank * o.channels * o.ranks
+
+    def in_accesses_of(self, access_bytes: int) -> DramPreset:
+        """This DRAM seen by a memory system that moves ``access_bytes`` per request, a whole
+        number of this DRAM's column accesses (MPU's 128-byte lines over 32-byte bank I/O):
+        a request is that many back-to-back column accesses of one row, so it holds the data
+        bus for all of them, and the row may close only after the last (read to precharge
+        counted from it). Rows, banks and every other timing stay as they are."""
+        o, t = self.organization, self.timing
+        n, rest = divmod(access_bytes, o.access_bytes)
+        if n < 1 or rest or o.columns % n:
+            raise ConfigError(f"DRAM {self.name!r}: {access_bytes} B per request is not a whole "
+                              f"number of its {o.access_bytes} B column accesses within a "
+                              f"{o.row_bytes} B row")  # fmt: skip
+        if n == 1:
+            return self
+        step = max(t.BL, t.CCD_S)  # cycles between back-to-back column accesses
+        return self.model_copy(update={
+            "organization": o.model_copy(update={"columns": o.columns // n,
+                                                 "access_bytes": access_bytes}),
+            "timing": t.model_copy(update={"BL": n * step, "RTP": t.RTP + (n - 1) * step}),
+        })  # fmt: skip
 
 
 def constraint_table(timing: Timing) -> list[tuple[Level, tuple[Command, ...],
