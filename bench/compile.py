@@ -6,7 +6,8 @@ For each shipped system preset, a fresh process with an empty compilation cache 
 process runs it again on the cache the first one filled, so the difference in CPU seconds is
 what compiling cost (the second run also shows that everything was found in the cache). Then
 the first runs of all presets, one after another on one shared cache (what a user pays to try
-every system), and finally the cost of an edit: one event handler's body changes (in a copy of
+every system, and what each preset's code adds to those before it: the last, ``mpu``, is what
+the MPU kind adds), and finally the cost of an edit: one event handler's body changes (in a copy of
 the package) and the same run compiles again.
 
 Inside each process numba's event API (``numba.core.event``) records every compilation
@@ -40,7 +41,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-PRESETS = ("gpu-baseline", "tom-baseline", "tom-ndp", "sndp-baseline", "sndp-ndp")
+PRESETS = ("gpu-baseline", "tom-baseline", "tom-ndp", "sndp-baseline", "sndp-ndp", "v100", "mpu")
 #: the handler whose body the edit measurement changes: (module under src/ndpsim, function)
 EDITED = ("systems/gpu/model.py", "_dram_done")
 
@@ -224,12 +225,15 @@ def main() -> None:
     if not args.no_together:
         total, peak = 0.0, 0.0
         with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as work:
+            added = []
             for system in systems:
                 result = run_child(system, args.workload, cache, work)
                 total += result["compile_s"]
                 peak = max(peak, result["peak_mb"])
+                added.append(f"{system} {result['compile_s']:.1f}")
         print(f"\nall {len(systems)} presets one after another on one cache: "
-              f"{total:.1f} CPU s of compilation, peak {peak:.0f} MB")  # fmt: skip
+              f"{total:.1f} CPU s of compilation, peak {peak:.0f} MB; what each added to "
+              f"those before it (CPU s): {', '.join(added)}")  # fmt: skip
     if not args.no_edit:
         system = systems[0]
         with (tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as work,

@@ -252,3 +252,17 @@ def test_load_latencies_are_recorded_in_a_histogram():
     # every load transaction that left an SM came back once
     assert sum(counts) == sm["load_transactions"] + sm["atomic_transactions"]
     assert counts[0] == 0  # nothing crosses the memory system in under one bin
+
+
+def test_a_gpu_takes_a_dram_of_shorter_accesses_as_back_to_back_bursts_per_line():
+    """The V100-like preset's HBM2 moves 64 bytes a burst: a 128-byte line is two bursts of one
+    row, at the stack's own bandwidth; a DRAM whose accesses do not divide a line is refused."""
+    from ndpsim.hw.dram.spec import load_dram_preset
+
+    system = GpuSystem(load_system_config("v100"))
+    hbm2 = load_dram_preset("hbm2")
+    assert system.dram_preset.organization.access_bytes == 128
+    assert system.dram_preset.peak_bandwidth_gbps == pytest.approx(hbm2.peak_bandwidth_gbps)
+    odd = {"memory": {"dram_overrides": {"organization": {"access_bytes": 48}}}}
+    with pytest.raises(ConfigError, match="128 B lines"):
+        GpuSystem(load_system_config("v100", odd))

@@ -174,13 +174,14 @@ class GpuSystem:
         self.core = ClockDomain.from_ghz("sm", c.sm.clock_ghz)
         self.l2_clock = ClockDomain.from_ghz("l2", c.l2.clock_ghz)
         self.xbar = ClockDomain.from_ghz("crossbar", c.crossbar.clock_ghz)
-        dram = c.memory.dram_preset()
-        if dram.organization.access_bytes != c.l2.line_bytes:
+        # an L2 line is one request to the DRAM: back-to-back accesses of a shorter-access DRAM
+        # (two 64-byte bursts of an HBM2 pseudo-channel)
+        try:
+            dram = c.memory.dram_preset().in_accesses_of(c.l2.line_bytes)
+        except ConfigError as error:
             raise ConfigError(
-                f"memory.dram {dram.name!r} moves {dram.organization.access_bytes} B per access; "
-                f"the GPU's {c.l2.line_bytes} B lines need a preset with access_bytes = "
-                f"{c.l2.line_bytes}"
-            )
+                f"memory.dram: the GPU's {c.l2.line_bytes} B lines: {error}"
+            ) from None
         if c.l1.line_bytes != LINE_BYTES or c.l2.line_bytes != LINE_BYTES:
             raise ConfigError(f"l1.line_bytes and l2.line_bytes must be {LINE_BYTES}")
         if c.l1.enabled and c.l1.mshrs < 32:
