@@ -99,11 +99,26 @@ class Network:
         n = self.num_nodes
         next_link = np.full((n, n), -1, dtype=np.int64)
         hops = np.zeros((n, n), dtype=np.int64)
+        nxt = np.arange(n)[None, :].repeat(n, axis=0)  # nxt[a, b]: the node after a towards b
         for a in range(n):
             for b in range(n):
                 if a != b:
-                    next_link[a, b] = self.link_id(a, self.next_hop(a, b))
-                    hops[a, b] = self.hop_count(a, b)
+                    nxt[a, b] = self.next_hop(a, b)
+                    next_link[a, b] = self.link_id(a, nxt[a, b])
+        for b in range(n):  # towards b, a node is one hop more than the node after it
+            known = {b: 0}
+            for a in range(n):
+                path, node = [], a
+                while node not in known:
+                    path.append(node)
+                    if len(path) > n:
+                        raise ConfigError(f"routing loop from {a} to {b}")
+                    node = int(nxt[node, b])
+                count = known[node]
+                for on_the_way in reversed(path):
+                    count += 1
+                    known[on_the_way] = count
+                hops[a, b] = known[a]
         return next_link, hops
 
     def link_destination(self) -> np.ndarray:

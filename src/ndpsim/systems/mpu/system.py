@@ -58,6 +58,7 @@ class MpuSystem:
         self.node = np.array([self._node(u) for u in range(self.simt.count)], dtype=np.int64)
         self.network = build_network(self.simt.count, host=False, topology="mesh",
                                      mesh_columns=p.columns * p.core_columns)  # fmt: skip
+        self.hops = build_hops(self.network)  # read-only: every run shares it
         core_at = {int(n): u for u, n in enumerate(self.node)}
         self.mesh_links = [(core_at[a], core_at[b]) for a, b in self.network.links]
         per = p.cores_per_processor
@@ -111,7 +112,6 @@ class MpuRun(skeleton.Machine):
             + [i.tsv_latency_ps] * units,
         )  # fmt: skip
         self.tsv = np.arange(mesh, mesh + units, dtype=np.int64)
-        self.hops = build_hops(system.network)
         self.dram = controller.build_dram_state(memory.all_cubes(system.one_cube, processors))
         self.vaults = vaultmod.build_vaults(system.one_cube.timing.tCK_ps,
                                             processors * system.channels,
@@ -187,7 +187,7 @@ class MpuRun(skeleton.Machine):
             move_done=np.zeros((units, slots), dtype=np.int64),
             lines_left=np.zeros(sm.load_left.shape, dtype=np.int64),
             tsv=self.tsv, node=self.system.node, home=self.home, nbu_free=self.nbu_free,
-            hops=self.hops, amap=self.amap,
+            hops=self.system.hops, amap=self.amap,
             core_stats=np.zeros_like(self.core_stats), nbu_stats=np.zeros_like(self.nbu_stats),
         )  # fmt: skip
         smmod.dispatch_initial(reference(sm), reference(work), reference(ext), now_ps)
