@@ -1,7 +1,7 @@
 """MPU's hybrid pipeline, an extension of the SIMT core (:mod:`ndpsim.hw.core.sm`): every
 instruction is fetched, decoded and issued by a subcore on the base die, and runs there or on
-the subcore's near-bank unit (NBU) on the DRAM die, its registers moved over the core's TSV bus
-as needed (Xie et al., MICRO 2021, sec. IV-B).
+its warp's near-bank unit (NBU) on the DRAM die, its registers moved over the core's TSV bus as
+needed (Xie et al., MICRO 2021, sec. IV-B).
 
 At issue the instruction offload engine (sec. IV-B1) places the instruction: far if its opcode
 runs only on the base die (a global or local memory access, whose addresses the load-store unit
@@ -171,6 +171,14 @@ def core_of(ext, channel):
 
 
 @compiled(inline=True)
+def nbu_of(ext, sm, s, w):
+    """The NBU (of its core's) holding slot ``w``'s near-bank registers: each warp has its own
+    (sec. IV-B2: "the NBU id associated with the register in the given warp"), in turn by its
+    index, so the warps of a CTA spread over the NBUs whatever slots they took."""
+    return sm.slot_warp[s, w] % ext.params[H_SUBCORES]
+
+
+@compiled(inline=True)
 def _move(ext, links, s, w, r, need, now):
     """Make register ``r`` of slot ``w`` valid where ``need`` says; returns when it is."""
     at = ext.reg_at[s, w, r]
@@ -221,7 +229,7 @@ def _written(ext, work, s, w, pc, where):
 
 
 @compiled(inline=True)
-def _goes_whole(ext, work, page, s, w, pos, m):
+def _goes_whole(ext, sm, work, page, s, w, pos, m):
     """Whether global access ``m`` goes to the warp's NBU whole: a load or a store with every
     lane active whose lines are consecutive and all in the banks of that NBU."""
     kind = mem_kind(work, m)
@@ -230,7 +238,7 @@ def _goes_whole(ext, work, page, s, w, pos, m):
     if kind != MemoryKind.LOAD and kind != MemoryKind.STORE:
         return False
     first = mem_tx_first(work, m)
-    mine = ext.home[s] + w % ext.params[H_SUBCORES]
+    mine = ext.home[s] + nbu_of(ext, sm, s, w)
     for t in range(first, first + mem_tx_count(work, m)):
         if t > first and tx_line(work, t) != tx_line(work, t - 1) + 1:
             return False
@@ -269,7 +277,7 @@ def _offload_engine(ext, sm, work, l1, pool, links, events, port, page, s, w, po
         return NOT_TAKEN
     m = inst_mem(work, pos) if work.pc_class[pc] == C_MEMORY else -1
     lsu = ext.pc_global[pc] != 0 and m >= 0
-    whole = lsu and _goes_whole(ext, work, page, s, w, pos, m)
+    whole = lsu and _goes_whole(ext, sm, work, page, s, w, pos, m)
     where = FAR if lsu else _location(ext, work, s, w, pc)
     arrived = now
     for k in range(work.pc_src_first[pc], work.pc_src_first[pc + 1]):
@@ -296,9 +304,9 @@ def _offload_engine(ext, sm, work, l1, pool, links, events, port, page, s, w, po
 
 @compiled(inline=True)
 def _near(ext, sm, work, links, events, s, w, pos, pc, m, now):
-    """Run instruction ``pc`` on the NBU of slot ``w``'s subcore."""
+    """Run instruction ``pc`` on the NBU of slot ``w``'s warp."""
     p, period = sm.params, sm.period[s]
-    sub = w % ext.params[H_SUBCORES]
+    sub = nbu_of(ext, sm, s, w)
     nbu = s * ext.params[H_SUBCORES] + sub
     arrive = linkmod.send(links, ext.tsv[s], now, ext.params[H_INSTRUCTION_BYTES],
                           linkmod.OFFLOAD)  # fmt: skip
@@ -367,7 +375,7 @@ def _load_store(ext, sm, work, pool, links, events, page, s, w, pos, pc, m, whol
     if whole:  # the leading address and the register, once
         sent = linkmod.send(links, ext.tsv[s], now, ext.params[H_INSTRUCTION_BYTES],
                             linkmod.OFFLOAD)  # fmt: skip
-        nbu = s * subcores + w % subcores
+        nbu = s * subcores + nbu_of(ext, sm, s, w)
         ext.nbu_stats[nbu, N_WHOLE_ACCESSES] += 1
         ext.nbu_stats[nbu, N_WHOLE_TRANSACTIONS] += count
     else:
