@@ -694,11 +694,7 @@ def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, 
     header = p[S_HEADER_BYTES]
     use_l1 = p[S_L1_ENABLED] != 0
     if kind == MemoryKind.LOAD or kind == MemoryKind.ATOMIC:
-        load = -1
-        for k in range(sm.load_left.shape[2]):
-            if sm.load_left[s, w, k] == 0:
-                load = k
-                break
+        load = free_load_slot(sm, s, w)
         if load < 0:
             block_memory(sm, s, 0)
             return False
@@ -782,6 +778,16 @@ def _issue_memory(sm, work, l1, pool, links, events, port, page, s, w, pos, pc, 
     sm.stats[s, T_TRANSACTIONS] += count
     sm.ldst_free[s] = now + max(count, 1) * period
     return True
+
+
+@compiled(inline=True)
+def free_load_slot(sm, s, w):
+    """A load slot of slot ``w`` with nothing in flight, or -1 (its loads in flight are at the
+    limit: it waits for one to complete)."""
+    for k in range(sm.load_left.shape[2]):
+        if sm.load_left[s, w, k] == 0:
+            return k
+    return -1
 
 
 @compiled(inline=True)

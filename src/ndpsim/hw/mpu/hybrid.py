@@ -69,6 +69,7 @@ from ndpsim.hw.core.sm import (
     advance_slot,
     align,
     block_memory,
+    free_load_slot,
     owe,
     physical_line,
     refresh_ready,
@@ -350,15 +351,10 @@ def _load_store(ext, sm, work, pool, links, events, page, s, w, pos, pc, m, whol
     first, count = mem_tx_first(work, m), mem_tx_count(work, m)
     period = sm.period[s]
     reads = kind == MemoryKind.LOAD or kind == MemoryKind.ATOMIC
-    load = -1
-    if reads:
-        for k in range(sm.load_left.shape[2]):
-            if sm.load_left[s, w, k] == 0:
-                load = k
-                break
-        if load < 0:
-            block_memory(sm, s, 0)
-            return HAZARD
+    load = free_load_slot(sm, s, w) if reads else -1
+    if reads and load < 0:
+        block_memory(sm, s, 0)
+        return HAZARD
     if pool.meta[0] < count:
         block_memory(sm, s, 0)
         return HAZARD
