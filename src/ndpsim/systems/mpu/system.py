@@ -34,6 +34,7 @@ from ndpsim.policy.location import LOCATION_POLICIES
 from ndpsim.policy.mapping import ADDRESS_MAPPINGS
 from ndpsim.systems.mpu.config import MpuSystemConfig
 from ndpsim.systems.mpu.model import State, advance
+from ndpsim.systems.mpu.results import MpuRunResult
 from ndpsim.systems.skeleton import checks, memory, results
 from ndpsim.systems.skeleton import program as skeleton
 from ndpsim.systems.skeleton.timeline import DramSampler, LinkSampler, RunTimeline, SimtSampler
@@ -245,20 +246,26 @@ class MpuRun(skeleton.Machine):
         registry.check()
         cycles = max(1, system.clock.cycles(time_ps))
         dram = registry.totals("dram")
+        core, nbu = registry.totals("mpu_core"), registry.totals("mpu_nbu")
         mesh = len(system.mesh_links)
         summary = {
             **results.headline(time_ps, cycles, self.instructions, self.threads),
             **results.dram_figures(dram),
-            "near_bank_share": _share(registry.totals("mpu_nbu")["near_instructions"],
-                                      self.instructions),
+            "near_bank_share": _share(nbu["near_instructions"], self.instructions),
+            "accesses": {"whole": nbu["whole_accesses"], "split": core["split_accesses"],
+                         "local_transactions": core["local_transactions"],
+                         "remote_transactions": core["remote_transactions"]},
+            "register_moves": {"to_far": core["register_moves_to_far"],
+                               "to_near": core["register_moves_to_near"],
+                               "written_back": core["register_writebacks"]},
             "tsv": results.link_figures(self.links, list(range(mesh, len(labels))), time_ps),
             "mesh": results.link_figures(self.links, list(range(mesh)), time_ps),
         }  # fmt: skip
         energy = self._energy(registry, summary, cycles, dram)
         requests = int(self.stats[:, smmod.T_TRANSACTIONS].sum())
-        return results.SystemRunResult(c.name, int(time_ps), cycles, launches, summary,
-                                       registry.as_dict(), wall_seconds, self.instructions,
-                                       self.threads, requests, energy)  # fmt: skip
+        return MpuRunResult(c.name, int(time_ps), cycles, launches, summary, registry.as_dict(),
+                            wall_seconds, self.instructions, self.threads, requests,
+                            energy)  # fmt: skip
 
     def _energy(self, registry, summary, cycles, dram) -> dict[str, float]:
         """Energy by component (MPU Table II's per-access and per-bit energies, in the
