@@ -41,22 +41,27 @@ def build_address_map(line_bytes: int, channels_per_cube: int, bits, xor,
 
 
 @compiled(inline=True)
-def locate(amap, pool, rid):
-    """Fill in the DRAM coordinates of request ``rid`` (its line already physical); returns its
-    cube."""
-    f = pool.fields[rid]
-    line = f[rq.Q_LINE]
-    address = line * amap.params[0]
+def _decode(amap, line):
+    """Decode physical ``line`` into ``amap.fields`` with its mapping (the second one inside a
+    remapped range); returns its channel, counted over all cubes."""
     remapped = False
     for k in range(amap.remap.shape[0]):
         if amap.remap[k, 0] <= line < amap.remap[k, 1]:
             remapped = True
             break
     bits = amap.remap_bits if remapped else amap.bits
-    decode(bits, amap.remap_xor if remapped else amap.xor, address, amap.fields)
+    decode(bits, amap.remap_xor if remapped else amap.xor, line * amap.params[0], amap.fields)
+    return amap.fields[CUBE] * amap.params[1] + amap.fields[CHANNEL]
+
+
+@compiled(inline=True)
+def locate(amap, pool, rid):
+    """Fill in the DRAM coordinates of request ``rid`` (its line already physical); returns its
+    cube."""
+    f = pool.fields[rid]
+    f[rq.Q_CHANNEL] = _decode(amap, f[rq.Q_LINE])
     cube = amap.fields[CUBE]
     f[rq.Q_CUBE] = cube
-    f[rq.Q_CHANNEL] = cube * amap.params[1] + amap.fields[CHANNEL]
     f[rq.Q_RANK] = amap.fields[RANK]
     f[rq.Q_BANKGROUP] = amap.fields[BANKGROUP]
     f[rq.Q_BANK] = amap.fields[BANK]
@@ -69,10 +74,4 @@ def locate(amap, pool, rid):
 def channel_of(amap, line):
     """The channel (counted over all cubes) physical ``line`` lives in, as :func:`locate` finds
     it, without a request."""
-    bits, xor = amap.bits, amap.xor
-    for k in range(amap.remap.shape[0]):
-        if amap.remap[k, 0] <= line < amap.remap[k, 1]:
-            bits, xor = amap.remap_bits, amap.remap_xor
-            break
-    decode(bits, xor, line * amap.params[0], amap.fields)
-    return amap.fields[CUBE] * amap.params[1] + amap.fields[CHANNEL]
+    return _decode(amap, line)

@@ -22,7 +22,7 @@ destinations are ready for the scoreboard when the commit arrives (:func:`commit
 
 The hybrid load-store unit (sec. IV-B2) takes a global access once its addresses are far. When
 every lane is active, its lines are consecutive and all of them sit in the banks of the warp's
-own NBU (``home``), it goes to the NBU whole: one message on the TSVs (the leading address and
+own NBU (:func:`nbu_of`), it goes to the NBU whole: one message on the TSVs (the leading address and
 the register), the NBU's load-store extension reads or writes its banks, and a load's data lands
 in the near-bank register file, with one commit message back. Otherwise the unit issues one
 transaction a cycle: to a bank of its own core over its TSVs, or to another core's over the
@@ -142,7 +142,6 @@ class HybridState(NamedTuple):
     lines_left: np.ndarray  # int64[cores, slots, load slots]: lines of a load not gathered
     tsv: np.ndarray  # int64[cores]: the link id of each core's TSV bus
     node: np.ndarray  # int64[cores]: each core's router in the mesh
-    home: np.ndarray  # int64[cores]: the channel (over all processors) of its first NBU
     nbu_free: np.ndarray  # int64[cores, subcores]: when each NBU's ALU takes an instruction
     hops: object  # ndpsim.hw.hops.Hops of the mesh
     amap: address_map.AddressMap
@@ -169,6 +168,15 @@ def data_bytes(ext, used):
 def core_of(ext, channel):
     """The core whose NBUs include ``channel`` (cores and channels numbered over processors)."""
     return channel // ext.params[H_SUBCORES]
+
+
+@compiled(inline=True)
+def to_bank(ext, links, events, rid, core, now, payload, traffic):
+    """Transaction ``rid`` goes down ``core``'s TSVs (its header and ``payload`` bytes) to its
+    bank's channel, from the core's load-store unit or the core's router."""
+    arrive = linkmod.send(links, ext.tsv[core], now, ext.params[H_TSV_HEADER_BYTES] + payload,
+                          traffic)  # fmt: skip
+    ev.push(events, arrive, vaultmod.EV_MEM_ARRIVE, rid, 0)
 
 
 @compiled(inline=True)
@@ -239,7 +247,7 @@ def _goes_whole(ext, sm, work, page, s, w, pos, m):
     if kind != MemoryKind.LOAD and kind != MemoryKind.STORE:
         return False
     first = mem_tx_first(work, m)
-    mine = ext.home[s] + nbu_of(ext, sm, s, w)
+    mine = s * ext.params[H_SUBCORES] + nbu_of(ext, sm, s, w)  # channels count NBUs in order
     for t in range(first, first + mem_tx_count(work, m)):
         if t > first and tx_line(work, t) != tx_line(work, t - 1) + 1:
             return False
@@ -367,7 +375,6 @@ def _load_store(ext, sm, work, pool, links, events, page, s, w, pos, pc, m, whol
     else:
         request = rq.R_REDUCTION
     subcores = ext.params[H_SUBCORES]
-    tsv_header = ext.params[H_TSV_HEADER_BYTES]
     if whole:  # the leading address and the register, once
         sent = linkmod.send(links, ext.tsv[s], now, ext.params[H_INSTRUCTION_BYTES],
                             linkmod.OFFLOAD)  # fmt: skip
@@ -385,7 +392,7 @@ def _load_store(ext, sm, work, pool, links, events, page, s, w, pos, pc, m, whol
         address_map.locate(ext.amap, pool, rid)
         if whole:
             f[rq.Q_SOURCE] = SENT_WHOLE
-            arrive = sent
+            ev.push(events, sent, vaultmod.EV_MEM_ARRIVE, rid, 0)
         else:
             leaves = now + (t - first) * period  # one transaction a cycle
             payload = 0 if reads else data_bytes(ext, tx_bytes(work, t))
@@ -401,9 +408,7 @@ def _load_store(ext, sm, work, pool, links, events, page, s, w, pos, pc, m, whol
             else:
                 f[rq.Q_SOURCE] = SENT_LOCAL
                 ext.core_stats[s, C_LOCAL_TRANSACTIONS] += 1
-                arrive = linkmod.send(links, ext.tsv[s], leaves, tsv_header + payload, traffic)
-        if whole or target == s:
-            ev.push(events, arrive, vaultmod.EV_MEM_ARRIVE, rid, 0)
+                to_bank(ext, links, events, rid, s, leaves, payload, traffic)
         if kind == MemoryKind.LOAD:
             sm.stats[s, T_LOADS] += 1
         elif kind == MemoryKind.STORE:

@@ -88,8 +88,7 @@ def _hop(ext, links, events, pool, rid, now):
     f = pool.fields[rid]
     reads = rq.reads(f[rq.Q_KIND])
     returning = f[rq.Q_DEST] == ext.node[f[rq.Q_SM]]
-    data = hybrid.data_bytes(ext, f[rq.Q_BYTES])
-    payload = data if returning or not reads else 0
+    payload = hybrid.data_bytes(ext, f[rq.Q_BYTES]) if returning or not reads else 0
     if returning or reads:
         traffic = link.READ_DATA if returning else link.READ_REQUEST
     else:
@@ -101,10 +100,8 @@ def _hop(ext, links, events, pool, rid, now):
     elif returning:
         ev.push(events, now, EV_BACK, rid, 0)
     else:
-        bank_core = hybrid.core_of(ext, f[rq.Q_CHANNEL])
-        arrive = link.send(links, ext.tsv[bank_core], now,
-                           ext.params[hybrid.H_TSV_HEADER_BYTES] + payload, traffic)  # fmt: skip
-        ev.push(events, arrive, vaultmod.EV_MEM_ARRIVE, rid, 0)
+        hybrid.to_bank(ext, links, events, rid, hybrid.core_of(ext, f[rq.Q_CHANNEL]), now,
+                       payload, traffic)  # fmt: skip
 
 
 @HANDLERS.on(EV_BACK)

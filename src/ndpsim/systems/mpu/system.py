@@ -45,7 +45,8 @@ class MpuSystem:
     def __init__(self, config: MpuSystemConfig):
         c = self.config = config
         p = c.processors
-        self.one_cube = c.dram_preset().in_accesses_of(LINE_BYTES)
+        banks = c.dram_preset()
+        self.one_cube = banks.in_accesses_of(LINE_BYTES)
         self.channels = self.one_cube.organization.channels  # per processor: one per NBU
         self.policy = ADDRESS_MAPPINGS.get(c.memory.mapping)()
         self.mapping = memory.dram_address_mapping(self.policy, self.one_cube, p.count,
@@ -63,7 +64,9 @@ class MpuSystem:
         core_at = {int(n): u for u, n in enumerate(self.node)}
         self.mesh_links = [(core_at[a], core_at[b]) for a, b in self.network.links]
         per = p.cores_per_processor
-        self.offchip = [a // per != b // per for a, b in self.mesh_links]
+        self.offchip = np.array([a // per != b // per for a, b in self.mesh_links], dtype=bool)
+        self.hybrid_params = _hybrid_params(c, banks.organization.access_bytes)
+        self.energy_table = load_energy_table(c.energy)
 
     def _node(self, core: int) -> int:
         """The router of ``core`` in the mesh of every processor's cores."""
@@ -124,9 +127,7 @@ class MpuRun(skeleton.Machine):
         self.progress = np.array([0, 0, room], dtype=np.int64)
         self.l1 = cache.build_caches(units, LINE_BYTES, 1, LINE_BYTES, 1)  # none: disabled
         self.params = smmod.simt_params(c.core, units, 1, l1_enabled=False)
-        self.hybrid_params = self._hybrid_params()
         self.nbu_free = np.zeros((units, c.processors.subcores), dtype=np.int64)
-        self.home = np.arange(units, dtype=np.int64) * c.processors.subcores
         self.stats = np.zeros((units, len(smmod.SM_STAT_NAMES)), dtype=np.int64)
         self.core_stats = np.zeros((units, len(hybrid.CORE_STAT_NAMES)), dtype=np.int64)
         self.nbu_stats = np.zeros((system.nbu_group.count, len(hybrid.NBU_STAT_NAMES)),
@@ -151,20 +152,6 @@ class MpuRun(skeleton.Machine):
             LinkSampler(timeline, links), DramSampler(timeline, channels),
         ], launches_on="cores")  # fmt: skip
 
-    def _hybrid_params(self) -> np.ndarray:
-        c = self.system.config
-        p = np.zeros(hybrid.HYBRID_PARAMS, dtype=np.int64)
-        p[hybrid.H_INSTRUCTION_BYTES] = c.pipeline.instruction_bytes
-        p[hybrid.H_COMMIT_BYTES] = c.pipeline.commit_bytes
-        p[hybrid.H_MOVE_REQUEST_BYTES] = c.pipeline.move_request_bytes
-        p[hybrid.H_TSV_HEADER_BYTES] = c.pipeline.tsv_header_bytes
-        p[hybrid.H_NET_HEADER_BYTES] = c.interconnect.header_bytes
-        p[hybrid.H_FLIT_BYTES] = c.interconnect.flit_bytes
-        p[hybrid.H_BANK_IO_BYTES] = c.dram_preset().organization.access_bytes
-        p[hybrid.H_NEAR_BANK] = int(c.pipeline.near_bank)
-        p[hybrid.H_SUBCORES] = c.processors.subcores
-        return p
-
     def _tables(self, kernel: str, classes: np.ndarray):
         """The hybrid pipeline's tables of ``kernel``, built once per run."""
         if kernel not in self.tables:
@@ -182,12 +169,12 @@ class MpuRun(skeleton.Machine):
         units, slots, registers = sm.reg_ready.shape
         tables = self._tables(trace.info.kernel, work.pc_class)
         ext = hybrid.HybridState(
-            params=self.hybrid_params, pc_place=tables.pc_place, pc_global=tables.pc_global,
+            params=self.system.hybrid_params, pc_place=tables.pc_place, pc_global=tables.pc_global,
             src_need=tables.src_need, dst_at=tables.dst_at, reg_bytes=tables.reg_bytes,
             reg_at=np.zeros((units, slots, registers), dtype=np.int64),
             move_done=np.zeros((units, slots), dtype=np.int64),
             lines_left=np.zeros(sm.load_left.shape, dtype=np.int64),
-            tsv=self.tsv, node=self.system.node, home=self.home, nbu_free=self.nbu_free,
+            tsv=self.tsv, node=self.system.node, nbu_free=self.nbu_free,
             hops=self.system.hops, amap=self.amap,
             core_stats=np.zeros_like(self.core_stats), nbu_stats=np.zeros_like(self.nbu_stats),
         )  # fmt: skip
@@ -270,13 +257,11 @@ class MpuRun(skeleton.Machine):
     def _energy(self, registry, summary, cycles, dram) -> dict[str, float]:
         """Energy by component (MPU Table II's per-access and per-bit energies, in the
         ``energy`` table the config names)."""
-        system, c = self.system, self.system.config
-        table, org = load_energy_table(c.energy), system.one_cube.organization
+        system = self.system
+        table, org = system.energy_table, system.one_cube.organization
         i = table.interconnect
-        onchip = sum(self.links.traffic[k, :, 0].sum() for k, off in enumerate(system.offchip)
-                     if not off)  # fmt: skip
-        offchip = sum(self.links.traffic[k, :, 0].sum() for k, off in enumerate(system.offchip)
-                      if off)  # fmt: skip
+        mesh = self.links.traffic[: len(system.offchip), :, 0].sum(axis=1)
+        onchip, offchip = int(mesh[~system.offchip].sum()), int(mesh[system.offchip].sum())
         return by_component({
             "cores": core_energy_pj(table, registry.totals("mpu_core"), cycles,
                                     system.simt.count),
@@ -285,6 +270,22 @@ class MpuRun(skeleton.Machine):
             "off-chip links": offchip * 8 * i.link_pj_per_bit,
             "dram": dram_energy_pj(table, dram, org.row_bytes, org.access_bytes),
         })  # fmt: skip
+
+
+def _hybrid_params(c: MpuSystemConfig, bank_io_bytes: int) -> np.ndarray:
+    """The hybrid pipeline's parameters (``hybrid.H_*``) from the config; ``bank_io_bytes``:
+    one access of the banks (Table II's 256-bit bank I/O)."""
+    p = np.zeros(hybrid.HYBRID_PARAMS, dtype=np.int64)
+    p[hybrid.H_INSTRUCTION_BYTES] = c.pipeline.instruction_bytes
+    p[hybrid.H_COMMIT_BYTES] = c.pipeline.commit_bytes
+    p[hybrid.H_MOVE_REQUEST_BYTES] = c.pipeline.move_request_bytes
+    p[hybrid.H_TSV_HEADER_BYTES] = c.pipeline.tsv_header_bytes
+    p[hybrid.H_NET_HEADER_BYTES] = c.interconnect.header_bytes
+    p[hybrid.H_FLIT_BYTES] = c.interconnect.flit_bytes
+    p[hybrid.H_BANK_IO_BYTES] = bank_io_bytes
+    p[hybrid.H_NEAR_BANK] = int(c.pipeline.near_bank)
+    p[hybrid.H_SUBCORES] = c.processors.subcores
+    return p
 
 
 def _share(part: int, whole: int) -> float:
