@@ -119,6 +119,22 @@ def test_barrier_orders_shared_memory_within_each_cta_only():
     assert trace.all_addresses().size == trace.num_memory_accesses
 
 
+def test_a_32_bit_address_register_plus_offset_wraps_at_2_to_the_32():
+    # nvcc folds offsets into shared accesses: a pointer 116 bytes before the array (negative,
+    # the array sits at offset 0 of the window) plus 128 is the array's word 3.
+    body = """
+    mov.u32 %r5, buf;
+    add.s32 %r6, %r5, -116;
+    st.shared.u32 [%r6+128], %r1;
+    bar.sync 0;
+    ld.shared.u32 %r10, [buf+12];
+    st.global.u32 [%rd3], %r10;
+    ret;
+    """
+    got, _ = run_out(body, 32, block=32, decls=".shared .align 4 .b8 buf[16];\n")
+    np.testing.assert_array_equal(got, np.full(32, 31))  # the last lane's store wins
+
+
 def test_atomics_apply_in_lane_order_and_return_old_values():
     body = """
     ld.param.u64 %rd5, [k_out];

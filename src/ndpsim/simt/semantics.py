@@ -1061,6 +1061,16 @@ def _address_of(d: Decoder, op: Address) -> Callable[[Step], np.ndarray]:
     base = op.base
     if isinstance(base, Register):
         index = d.register_index[base.name]
+        if d.register_dtypes[index].itemsize <= 4:
+            # A 32-bit register holds a 32-bit address (the shared and local windows): the sum
+            # wraps at 2^32 as the hardware's does, so nvcc's folded ``[%r + 128]`` with %r a
+            # pointer 116 bytes before an array at window offset 0 reaches offset 12.
+            wrap = np.uint64(0xFFFFFFFF)
+
+            def from_register32(s):
+                return (s.state.regs[index][s.sel].astype(np.uint64) + offset) & wrap
+
+            return from_register32
 
         def from_register(s):
             return s.state.regs[index][s.sel].astype(np.uint64) + offset
