@@ -171,8 +171,8 @@ def test_sleeping_through_clocks_with_nothing_to_issue_changes_no_result(name, s
 
 
 def test_an_sm_counts_its_clocks_only_while_it_has_work_or_ctas_are_left():
-    # hist `tiny` is one launch of fewer CTAs than the GPU has SMs: all go out at once
-    _, result = run_suite_workload("hist")
+    # knn `tiny` is one launch of fewer CTAs than the GPU has SMs: all go out at once
+    _, result = run_suite_workload("knn")
     schedulers = load_system_config("gpu-baseline").sm.schedulers
     sms = list(result.stats["sm"]["instances"].values())
     for sm in sms:  # on each clock counted, each scheduler issues or names one reason

@@ -13,9 +13,9 @@ from ndpsim.policy.location import FAR, LOCATION_POLICIES, NEAR, NO_HINT
 from ndpsim.systems import load_system
 from ndpsim.workloads import kernel_module, run_workload
 
-#: MPU's Table I in ndpsim's workloads (KMEANS is ``km``, PR, the parallel reduction, ``rd``).
-TABLE_I = ("blur", "conv", "gemv", "hist", "km", "knn", "ttrans", "maxp", "nw", "upsamp",
-           "axpy", "rd")  # fmt: skip
+#: MPU's Table I in ndpsim's workloads.
+TABLE_I = ("blur", "conv", "gemv", "hist", "kmeans", "knn", "ttrans", "maxp", "nw", "upsamp",
+           "axpy", "pr")  # fmt: skip
 
 #: One core with one subcore and its NBU: every access is local, and a full warp's consecutive
 #: lines all sit in the warp's NBU.
@@ -79,7 +79,7 @@ def test_pon_b_runs_every_instruction_on_the_base_die():
 
 
 def test_all_far_runs_near_only_the_shared_memory_the_hardware_puts_there():
-    result = _run("rd", {"pipeline": {"locations": "all-far"}})
+    result = _run("pr", {"pipeline": {"locations": "all-far"}})
     nbu = _counters(result, "mpu_nbu")
     assert nbu["near_shared_accesses"] > 0
     assert nbu["near_instructions"] == nbu["near_shared_accesses"]
@@ -92,8 +92,8 @@ def test_all_near_runs_more_near_than_the_annotation():
 
 
 def test_far_bank_shared_memory_keeps_shared_accesses_on_the_base_die():
-    far = _run("rd", {"pipeline": {"shared_memory": "far"}})
-    near = _run("rd")
+    far = _run("pr", {"pipeline": {"shared_memory": "far"}})
+    near = _run("pr")
     assert _counters(far, "mpu_nbu")["near_shared_accesses"] == 0
     assert _counters(near, "mpu_nbu")["near_shared_accesses"] == (
         _counters(near, "mpu_core")["shared_accesses"])  # fmt: skip
@@ -139,3 +139,22 @@ def test_an_mpu_preset_needs_one_dram_channel_per_near_bank_unit():
         load_system("mpu", {"processors": {"subcores": 2}, "core": {"schedulers": 2}})
     with pytest.raises(ConfigError, match="schedulers"):
         load_system("mpu", {"core": {"schedulers": 2}})
+
+
+def test_a_remote_cache_serves_repeated_remote_loads_without_the_mesh():
+    # every CTA of GEMV reads all of x, which sits in a few cores' banks
+    plain = _counters(_run("gemv"), "mpu_core")
+    cached_result = _run("gemv", {"pipeline": {"remote_cache_bytes": 32768}})
+    cached = _counters(cached_result, "mpu_core")
+    assert plain["remote_cache_hits"] == 0 and cached["remote_cache_hits"] > 0
+    assert cached["remote_transactions"] + cached["remote_cache_hits"] == (
+        plain["remote_transactions"])  # fmt: skip
+    dram = cached_result.as_dict()["stats"]["dram"]["total"]
+    assert dram["reads"] + dram["writes"] == (
+        cached["line_transactions"] - cached["remote_cache_hits"]
+    )
+
+
+def test_a_remote_cache_must_hold_whole_lines():
+    with pytest.raises(ConfigError, match="remote_cache_bytes"):
+        load_system("mpu", {"pipeline": {"remote_cache_bytes": 1000}})

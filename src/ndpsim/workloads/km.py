@@ -34,7 +34,7 @@ def new_centres(points: np.ndarray, membership: np.ndarray, centres: np.ndarray)
 class KMeans(Workload):
     name = "km"
     title = "k-means clustering, global-memory variant (Rodinia kmeans)"
-    papers = ("tom", "sndp", "mpu", "aimm")
+    papers = ("tom", "sndp", "aimm")
     sizes = {
         "tiny": {"points": 1_024, "features": 34, "clusters": 5, "max_iterations": 5},
         "small": {"points": 32_768, "features": 34, "clusters": 5, "max_iterations": 8},

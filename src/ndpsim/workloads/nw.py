@@ -1,118 +1,116 @@
-"""NW: Needleman-Wunsch global sequence alignment scores, as Rodinia's nw organises the work
-(MPU's suite, Table I: bioinformatics).
+"""NW: Needleman-Wunsch alignment scores of a batch of independent 32 x 32 tiles, one CTA of 32
+threads per tile sweeping its anti-diagonals in shared memory (MPU's Table I, bioinformatics,
+after Rodinia's nw).
 
-The (n+1) x (n+1) score matrix of two sequences of length n is cut into b x b blocks (b = 16,
-Rodinia's BLOCK_SIZE). One CTA of b threads computes one block: it loads the block's
-substitution scores and the row and column of scores bordering it into shared memory, sweeps
-the block's anti-diagonals there (thread t owns row t) and writes the block back. The host
-launches one kernel per anti-diagonal of blocks, first ``nw_upper_left`` for the upper-left
-triangle, then ``nw_lower_right`` for the lower-right one: 2n/b - 1 launches, few CTAs each, and
-a dependency chain through global memory from one launch to the next. Unlike Rodinia, whose
-BLOCK_SIZE is a compile-time constant, b is the CTA size and the tiles are dynamic shared
-memory, so ``--param block=B`` runs other block sizes (n must be a multiple of B).
+The kernel, the layout, the inputs and the sizes follow the MPU authors' public MPU-Sim benchmark
+(GitHub GD06/mpu-sim_distribution, benchmark/nw: nw_kernel.cu, nw_sim.py and the GPU host
+program nw_cuda.cu, which runs the same kernel and layout on the V100). Where it differs from
+Rodinia's nw, which computes one large score matrix block by block with one launch per
+anti-diagonal of blocks, the authors' benchmark aligns ``pairs`` independent tiles in one launch:
 
-MPU singles NW out, with HIST, for low bandwidth utilisation on the GPU: it is bound by memory
-latency, not bandwidth.
+- Each pair is one 32 x 32 tile (Rodinia's in-block wave, at the authors' SEQ_LEN 32) with its
+  own top border row, left border column and substitution scores, all inputs; there is no
+  dependency between tiles and no host loop.
+- A fixed grid of CTAs of 32 threads (one warp; the authors' 2048) walks the pairs grid-stride;
+  thread t owns tile column t + 1 and the CTA sweeps the tile's 63 anti-diagonals with a barrier
+  after each, the borders and the substitution scores staged in shared memory first.
+- Layout: the borders are pair-major (32 ints of pair q at ``q * 32``); the substitution scores
+  and the output scores are row-interleaved over the pairs, row y of pair q at
+  ``(y * pairs + q) * 32``, as the authors store them, so one row is a warp's 128-byte access.
+  ``run()`` lays the logical (pairs, 32, 32) arrays out so and back; ``reference()`` works on
+  the logical ones.
+- Locality on MPU (near-bank mapping: a core owns 512 consecutive bytes in turn, 4 pairs' rows;
+  with ``pairs`` a multiple of 512 each pair's rows are 64 KiB apart, all in one core's banks):
+  the authors' driver places CTA i on core (i // 4) % 128, the core holding pair i. ndpsim's MPU
+  hands CTAs out breadth-first (CTA b on core b % 128 in the first wave), so the kernel renumbers
+  the pairs instead: within each complete group of 512, slot 128 a + c computes pair 4 c + a,
+  whose rows core c holds (kernels/nw.cu, ``stored_pair``). That keeps the first wave's CTAs on
+  their own core's banks; a warp's NBU is its warp index modulo 4, which for one-warp CTAs
+  matches the row's NBU for a quarter of the pairs only, so most accesses go split but local.
 
-As in Rodinia, the host fills the n x n matrix of substitution scores (``sub[i, j]`` is the table
-entry of symbol i of the first sequence and symbol j of the second) and the gap borders of the
-score matrix (-i * penalty), and the kernels read both. The substitution table is an assumption:
-a symmetric 24 x 24 BLOSUM-like integer table drawn from the seed (diagonal 4 to 11, elsewhere -4
-to 3, BLOSUM62's ranges), not BLOSUM62 itself; the sequences are uniform over its 24 symbols.
+Inputs as the authors draw them: every border value and substitution score is
+``int((u - 0.5) * 10)`` for u uniform in [0, 1) (integers -4 to 4, truncated toward zero), and
+the gap penalty is 1.
 
 Sizes:
-- tiny: n = 128 (8 x 8 blocks), to run in well under a second.
-- small: n = 736, the shortest multiple of 16 whose score and substitution matrices (about
-  2 x 2.1 MB) touch the 4 MiB the suite asks of MPU's workloads.
-- paper: Rodinia's example, ``needle 2048 10``: 2048-long sequences, gap penalty 10.
+- tiny: 600 pairs on 64 CTAs: one complete group of 512 (renumbered) and a partial one of 88
+  (in order), 9 or 10 pairs per CTA; 19,200 threads' worth of cells; for the tests.
+- small: 512 pairs on 256 CTAs: the suite's rule for MPU's workloads (docs/workloads.md), the
+  smallest multiple of 512 pairs (so every array is a multiple of 64 KiB) whose 2 MiB of
+  substitution scores, 2 MiB of output and 128 KiB of borders touch 4 MiB; 2 pairs per CTA as at
+  the paper size, every CTA in the first wave.
+- paper: 4,096 pairs on 2,048 CTAs of 32 threads, penalty 1: the defaults of the authors' driver
+  (benchmark/nw/nw_sim.py, ``--num_pairs``, ``--num_blocks``, ``--num_threads``; SEQ_LEN 32 in
+  benchmark/nw/cta_config.h). On ndpsim's MPU only 7 of these CTAs fit a core (their 8,452 bytes
+  of shared memory each, 64 KiB a core), so the CTAs after the first 896 start wherever a core
+  frees up and mostly read other cores' banks.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ndpsim.errors import WorkloadError
 from ndpsim.workloads.base import Device, Workload, register
 
-
-def substitution_table(rng: np.random.Generator, symbols: int = 24) -> np.ndarray:
-    """A symmetric BLOSUM-like table: diagonal 4 to 11, off the diagonal -4 to 3."""
-    upper = np.triu(rng.integers(-4, 4, size=(symbols, symbols)), 1)
-    table = upper + upper.T
-    table[np.diag_indices(symbols)] = rng.integers(4, 12, size=symbols)
-    return table.astype(np.int32)
+LENGTH = 32  # NW_LENGTH in kernels/nw.cu: the tile's side and the CTA's threads
 
 
-def initial_scores(n: int, penalty: int) -> np.ndarray:
-    """The (n+1) x (n+1) score matrix before the kernels run: gap borders, zeros inside."""
-    score = np.zeros((n + 1, n + 1), dtype=np.int32)
-    border = -penalty * np.arange(n + 1, dtype=np.int32)
-    score[0, :] = border
-    score[:, 0] = border
-    return score
+def authors_integers(rng: np.random.Generator, shape) -> np.ndarray:
+    """``int((u - 0.5) * 10)`` for uniform u: the benchmark's integers, -4 to 4."""
+    return np.trunc((rng.random(shape) - 0.5) * 10.0).astype(np.int32)
 
 
 @register
 class NeedlemanWunsch(Workload):
     name = "nw"
-    title = "Needleman-Wunsch alignment scores, blocked by anti-diagonals (Rodinia nw)"
+    title = "Needleman-Wunsch scores of a batch of 32 x 32 tiles, one CTA each (MPU-Sim nw)"
     papers = ("mpu",)
     sizes = {
-        "tiny": {"n": 128, "penalty": 10, "block": 16},
-        "small": {"n": 736, "penalty": 10, "block": 16},
-        "paper": {"n": 2048, "penalty": 10, "block": 16},  # Rodinia: needle 2048 10
+        "tiny": {"pairs": 600, "grid": 64, "penalty": 1},
+        "small": {"pairs": 512, "grid": 256, "penalty": 1},
+        "paper": {"pairs": 4096, "grid": 2048, "penalty": 1},
     }
     # Scores are integers: the check is equality.
 
-    def _check_params(self) -> None:
-        n, block = self.params["n"], self.params["block"]
-        if n % block:
-            raise WorkloadError(
-                f"nw: n={n} is not a multiple of block={block} (one CTA computes one "
-                "block x block tile of the score matrix)"
-            )
-
     def inputs(self, rng):
-        self._check_params()
-        n = self.params["n"]
-        table = substitution_table(rng)
-        first = rng.integers(0, len(table), size=n)
-        second = rng.integers(0, len(table), size=n)
-        return {"table": table, "first": first, "second": second}
+        pairs = self.params["pairs"]
+        if pairs * LENGTH * LENGTH > 2**31 - 1:
+            raise ValueError(
+                f"pairs={pairs}: the kernel indexes the {LENGTH} x {LENGTH} tiles with 32-bit "
+                f"integers, so pairs must be at most {(2**31 - 1) // (LENGTH * LENGTH)}"
+            )
+        return {
+            "top": authors_integers(rng, (pairs, LENGTH)),
+            "left": authors_integers(rng, (pairs, LENGTH)),
+            "substitution": authors_integers(rng, (pairs, LENGTH, LENGTH)),  # [pair, y, x]
+        }
 
     def run(self, device: Device, inputs):
-        self._check_params()
-        n, penalty, block = self.params["n"], self.params["penalty"], self.params["block"]
-        sub = inputs["table"][np.ix_(inputs["first"], inputs["second"])]  # the host's part
-        d_score = device.to_device(initial_scores(n, penalty), "score")
-        d_sub = device.to_device(sub, "substitution")
-        shared = 4 * ((block + 1) ** 2 + block**2)
-        blocks = n // block
-        for diagonal in range(blocks):  # upper-left triangle: diagonal d holds d + 1 blocks
-            device.launch(
-                "nw_upper_left", diagonal + 1, block,
-                [d_score, d_sub, np.int32(n), np.int32(penalty), np.int32(diagonal)],
-                shared_bytes=shared,
-            )  # fmt: skip
-        for diagonal in range(blocks, 2 * blocks - 1):  # lower-right triangle
-            device.launch(
-                "nw_lower_right", 2 * blocks - 1 - diagonal, block,
-                [d_score, d_sub, np.int32(n), np.int32(penalty), np.int32(diagonal)],
-                shared_bytes=shared,
-            )  # fmt: skip
-        score = device.from_device(d_score, np.int32, (n + 1) ** 2)
-        return {"score": score.reshape(n + 1, n + 1)}
+        pairs, grid, penalty = self.params["pairs"], self.params["grid"], self.params["penalty"]
+        # Row y of pair q at (y * pairs + q) * 32: the logical [pair, y, x] as [y, pair, x].
+        d_substitution = device.to_device(inputs["substitution"].transpose(1, 0, 2), "substitution")
+        d_scores = device.zeros(pairs * LENGTH * LENGTH, np.int32, "scores")
+        d_top = device.to_device(inputs["top"], "top")
+        d_left = device.to_device(inputs["left"], "left")
+        device.launch("nw_tiles", grid, LENGTH,
+                      [d_top, d_left, d_substitution, d_scores, np.int32(pairs),
+                       np.int32(penalty)])  # fmt: skip
+        scores = device.from_device(d_scores, np.int32, pairs * LENGTH * LENGTH)
+        return {"scores": scores.reshape(LENGTH, pairs, LENGTH).transpose(1, 0, 2)}
 
     def reference(self, inputs):
-        n, penalty = self.params["n"], self.params["penalty"]
-        sub = inputs["table"][np.ix_(inputs["first"], inputs["second"])].astype(np.int64)
-        score = initial_scores(n, penalty).astype(np.int64)
-        # Cell (i, j) needs only cells of the two anti-diagonals before i + j: one vector
-        # step per anti-diagonal.
-        for d in range(2, 2 * n + 1):
-            i = np.arange(max(1, d - n), min(n, d - 1) + 1)
-            j = d - i
-            match = score[i - 1, j - 1] + sub[i - 1, j - 1]
-            gap = np.maximum(score[i - 1, j], score[i, j - 1]) - penalty
-            score[i, j] = np.maximum(match, gap)
-        return {"score": score.astype(np.int32)}
+        penalty = self.params["penalty"]
+        pairs = len(inputs["top"])
+        substitution = inputs["substitution"].astype(np.int64)
+        cell = np.zeros((pairs, LENGTH + 1, LENGTH + 1), dtype=np.int64)
+        cell[:, 0, 1:] = inputs["top"]
+        cell[:, 1:, 0] = inputs["left"]
+        # Cell (y, x) needs only cells of the two anti-diagonals before y + x: one vector step
+        # per anti-diagonal, over every pair at once.
+        for d in range(2, 2 * LENGTH + 1):
+            y = np.arange(max(1, d - LENGTH), min(LENGTH, d - 1) + 1)
+            x = d - y
+            diagonal = cell[:, y - 1, x - 1] + substitution[:, y - 1, x - 1]
+            gap = np.maximum(cell[:, y, x - 1], cell[:, y - 1, x]) - penalty
+            cell[:, y, x] = np.maximum(diagonal, gap)
+        return {"scores": cell[:, 1:, 1:].astype(np.int32)}

@@ -1,5 +1,5 @@
 """RD: parallel sum reduction, as the optimized kernels of the CUDA SDK's reduction sample
-(TOM's and AIMM's suites; MPU's "PR").
+(TOM's and AIMM's suites; MPU's "PR" is ``pr``, laid out as MPU's authors lay it out).
 
 Each thread adds two or more elements while loading, the CTA reduces in shared memory down to a
 warp and finishes with warp shuffles, writing one partial sum per CTA. The host launches passes
@@ -18,7 +18,7 @@ from ndpsim.workloads.base import Device, Workload, register
 class Reduction(Workload):
     name = "rd"
     title = "parallel sum reduction, multi-pass (CUDA SDK reduction)"
-    papers = ("tom", "mpu", "aimm")
+    papers = ("tom", "aimm")
     sizes = {
         "tiny": {"n": 70_001, "block": 128, "max_grid": 64},
         "small": {"n": 1 << 22, "block": 256, "max_grid": 1_024},

@@ -47,6 +47,7 @@ import numpy as np
 from ndpsim.engine import events as ev
 from ndpsim.engine import kinds
 from ndpsim.engine.clock import NEVER
+from ndpsim.hw import cache as cachemod
 from ndpsim.hw import link as linkmod
 from ndpsim.hw import requests as rq
 from ndpsim.hw.core import sm as simt
@@ -110,24 +111,28 @@ SENT_WHOLE, SENT_LOCAL, SENT_REMOTE, WRITING_BACK = range(4)
 
 # parameters (HybridState.params)
 (H_INSTRUCTION_BYTES, H_COMMIT_BYTES, H_MOVE_REQUEST_BYTES, H_TSV_HEADER_BYTES,
- H_NET_HEADER_BYTES, H_FLIT_BYTES, H_BANK_IO_BYTES, H_NEAR_BANK, H_SUBCORES) = range(9)  # fmt: skip
-HYBRID_PARAMS = 9
+ H_NET_HEADER_BYTES, H_FLIT_BYTES, H_BANK_IO_BYTES, H_NEAR_BANK, H_SUBCORES, H_REMOTE_CACHE,
+ H_REMOTE_CACHE_CYCLES) = range(11)  # fmt: skip
+HYBRID_PARAMS = 11
 
 # counters per core (after the SIMT core's) and per NBU
 (C_FAR_INSTRUCTIONS, C_SPLIT_ACCESSES, C_LOCAL_TRANSACTIONS, C_REMOTE_TRANSACTIONS,
- C_MOVES_TO_FAR, C_MOVES_TO_NEAR, C_REGISTER_WRITEBACKS) = range(7)  # fmt: skip
+ C_REMOTE_CACHE_HITS, C_MOVES_TO_FAR, C_MOVES_TO_NEAR,
+ C_REGISTER_WRITEBACKS) = range(8)  # fmt: skip
 CORE_STAT_NAMES = (
     "far_instructions", "split_accesses", "local_transactions", "remote_transactions",
-    "register_moves_to_far", "register_moves_to_near", "register_writebacks",
+    "remote_cache_hits", "register_moves_to_far", "register_moves_to_near", "register_writebacks",
 )  # fmt: skip
 N_INSTRUCTIONS, N_SHARED_ACCESSES, N_WHOLE_ACCESSES, N_WHOLE_TRANSACTIONS = range(4)
 NBU_STAT_NAMES = (
     "near_instructions", "near_shared_accesses", "whole_accesses", "whole_transactions",
 )  # fmt: skip
 
-#: A near-bank instruction's return to its subcore (a0: core * slots + slot, a1: its pc), and a
-#: request's packet reaching the next router of the mesh (a0: the request).
-EV_COMMIT, EV_HOP = kinds.declare(__name__, "MPU_COMMIT", "MPU_HOP")
+#: A near-bank instruction's return to its subcore (a0: core * slots + slot, a1: its pc), a
+#: request's packet reaching the next router of the mesh (a0: the request), and a remote load's
+#: line found in the core's remote cache (a0: the request).
+EV_COMMIT, EV_HOP, EV_REMOTE_HIT = kinds.declare(__name__, "MPU_COMMIT", "MPU_HOP",
+                                                 "MPU_REMOTE_HIT")  # fmt: skip
 
 
 class HybridState(NamedTuple):
@@ -145,6 +150,7 @@ class HybridState(NamedTuple):
     nbu_free: np.ndarray  # int64[cores, subcores]: when each NBU's ALU takes an instruction
     hops: object  # ndpsim.hw.hops.Hops of the mesh
     amap: address_map.AddressMap
+    remote_cache: cachemod.Caches  # per core: lines its loads fetched from other cores' banks
     core_stats: np.ndarray  # int64[cores, len(CORE_STAT_NAMES)]
     nbu_stats: np.ndarray  # int64[cores * subcores, len(NBU_STAT_NAMES)]
 
@@ -352,6 +358,19 @@ def commit(sm, work, ext, links, events, who, pc, now):
     write_acknowledged(sm, work, ext, events, s, w, now)
 
 
+@compiled(inline=True)
+def remote_cached(ext, s, request, line):
+    """Whether core ``s``'s remote cache serves this transaction to another core's banks: a load
+    of a line it holds. A store or an atomic drops the core's copy, which it would make stale
+    (the cache keeps no other core's writes: it is read-only, as MPU-Sim's)."""
+    if ext.params[H_REMOTE_CACHE] == 0:
+        return False
+    if request == rq.R_LOAD:
+        return cachemod.lookup(ext.remote_cache, s, line)
+    cachemod.invalidate(ext.remote_cache, s, line)
+    return False
+
+
 @compiled
 def _load_store(ext, sm, work, pool, links, events, page, s, w, pos, pc, m, whole, now):
     """The hybrid load-store unit takes global access ``m`` (its addresses far)."""
@@ -398,7 +417,12 @@ def _load_store(ext, sm, work, pool, links, events, page, s, w, pos, pc, m, whol
             payload = 0 if reads else data_bytes(ext, tx_bytes(work, t))
             traffic = linkmod.READ_REQUEST if reads else linkmod.WRITE_REQUEST
             target = core_of(ext, f[rq.Q_CHANNEL])
-            if target != s:  # over the mesh, router by router, then the target's TSVs
+            if target != s and remote_cached(ext, s, request, f[rq.Q_LINE]):
+                f[rq.Q_SOURCE] = SENT_REMOTE
+                ext.core_stats[s, C_REMOTE_CACHE_HITS] += 1
+                ev.push(events, leaves + ext.params[H_REMOTE_CACHE_CYCLES] * period,
+                        EV_REMOTE_HIT, rid, 0)  # fmt: skip
+            elif target != s:  # over the mesh, router by router, then the target's TSVs
                 f[rq.Q_SOURCE] = SENT_REMOTE
                 f[rq.Q_NODE], f[rq.Q_DEST] = ext.node[s], ext.node[target]
                 ext.core_stats[s, C_REMOTE_TRANSACTIONS] += 1

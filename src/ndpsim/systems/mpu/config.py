@@ -52,6 +52,14 @@ class PipelineConfig(Strict):
     move_request_bytes: int = Field(ge=0, le=1024, description="a far-bank register move "
                                     "engine's request for a near-bank copy")  # fmt: skip
     tsv_header_bytes: int = Field(ge=0, le=1024, description="of a DRAM transaction on the TSVs")
+    remote_cache_bytes: int = Field(
+        0, ge=0, le=2**24, multiple_of=128,
+        description="per core, a read-only cache of the lines its loads fetched from other "
+                    "cores' banks, fully associative, LRU (MPU-Sim's evicts at random), emptied "
+                    "at each launch (0: none, as the paper's MPU; MPU-Sim's network interface "
+                    "keeps 32768)")  # fmt: skip
+    remote_cache_cycles: int = Field(1, ge=0, le=1000, description="a remote-cache hit's "
+                                     "latency in core cycles (MPU-Sim: 1)")  # fmt: skip
 
     @field_validator("locations")
     @classmethod

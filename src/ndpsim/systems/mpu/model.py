@@ -104,13 +104,17 @@ def _hop(ext, links, events, pool, rid, now):
                        payload, traffic)  # fmt: skip
 
 
-@HANDLERS.on(EV_BACK)
+@HANDLERS.on(EV_BACK, hybrid.EV_REMOTE_HIT)
 @compiled
 def _back(sm, work, l1, ext, links, events, pool, progress, rid, now):
-    """A read's line (or the commit of an access sent whole) is back at the core."""
+    """A read's line (or the commit of an access sent whole) is back at the core; a load's line
+    from another core's banks stays in the core's remote cache, if it has one."""
     f = pool.fields[rid]
     s, w, load = f[rq.Q_SM], f[rq.Q_SLOT], f[rq.Q_LOAD]
     way = f[rq.Q_SOURCE]
+    if (way == hybrid.SENT_REMOTE and f[rq.Q_KIND] == rq.R_LOAD
+            and ext.params[hybrid.H_REMOTE_CACHE] != 0):  # fmt: skip
+        cache.fill(ext.remote_cache, s, f[rq.Q_LINE], False)
     if way == hybrid.SENT_LOCAL or way == hybrid.SENT_REMOTE:
         ext.lines_left[s, w, load] -= 1
         if ext.lines_left[s, w, load] == 0 and ext.params[hybrid.H_NEAR_BANK] != 0:

@@ -161,6 +161,12 @@ class MpuRun(skeleton.Machine):
                 c.pipeline.shared_memory == "near")  # fmt: skip
         return self.tables[kernel]
 
+    def _remote_cache(self) -> cache.Caches:
+        """Each core's remote cache, empty at every launch (assumption: like a GPU's L1, it keeps
+        nothing across kernels); one line stands for none (``H_REMOTE_CACHE`` is 0 then)."""
+        lines = max(1, self.system.config.pipeline.remote_cache_bytes // LINE_BYTES)
+        return cache.build_caches(self.system.simt.count, lines * LINE_BYTES, lines, LINE_BYTES, 1)
+
     def launch(self, index, trace, now_ps):
         work = build_kernel_work(trace, self.module)
         sm = smmod.build_sm_state(self.params.copy(), self.system.simt,
@@ -175,7 +181,7 @@ class MpuRun(skeleton.Machine):
             move_done=np.zeros((units, slots), dtype=np.int64),
             lines_left=np.zeros(sm.load_left.shape, dtype=np.int64),
             tsv=self.tsv, node=self.system.node, nbu_free=self.nbu_free,
-            hops=self.system.hops, amap=self.amap,
+            hops=self.system.hops, amap=self.amap, remote_cache=self._remote_cache(),
             core_stats=np.zeros_like(self.core_stats), nbu_stats=np.zeros_like(self.nbu_stats),
         )  # fmt: skip
         smmod.dispatch_initial(reference(sm), reference(work), reference(ext), now_ps)
@@ -207,11 +213,12 @@ class MpuRun(skeleton.Machine):
                      + s.ext.nbu_stats[:, hybrid.N_INSTRUCTIONS].sum()
                      + s.sm.stats[:, smmod.T_BARRIERS].sum())  # fmt: skip
         taken = int(self.dram.stats[:, [controller.S_READS, controller.S_WRITES]].sum())
+        sent = int(self.stats[:, [smmod.T_LOADS, smmod.T_STORES, smmod.T_ATOMICS]].sum()
+                   - self.core_stats[:, hybrid.C_REMOTE_CACHE_HITS].sum())  # fmt: skip
         smallest = np.zeros(len(self.links.busy_ps), dtype=np.int64)
         checks.check_conserved(
             trace.info.kernel,
-            [("DRAM", "requests taken", taken, int(self.stats[:, [smmod.T_LOADS, smmod.T_STORES,
-                                                                   smmod.T_ATOMICS]].sum())),
+            [("DRAM", "requests taken", taken, sent),
              ("the offload engine", "instructions placed", placed, issued),
              ("the launch", "warp instructions issued", issued, trace.num_warp_instructions),
              *checks.dram_checks(self.dram, self.system.channel_label)],
@@ -241,7 +248,8 @@ class MpuRun(skeleton.Machine):
             "near_bank_share": _share(nbu["near_instructions"], self.instructions),
             "accesses": {"whole": nbu["whole_accesses"], "split": core["split_accesses"],
                          "local_transactions": core["local_transactions"],
-                         "remote_transactions": core["remote_transactions"]},
+                         "remote_transactions": core["remote_transactions"],
+                         "remote_cache_hits": core["remote_cache_hits"]},
             "register_moves": {"to_far": core["register_moves_to_far"],
                                "to_near": core["register_moves_to_near"],
                                "written_back": core["register_writebacks"]},
@@ -285,6 +293,8 @@ def _hybrid_params(c: MpuSystemConfig, bank_io_bytes: int) -> np.ndarray:
     p[hybrid.H_BANK_IO_BYTES] = bank_io_bytes
     p[hybrid.H_NEAR_BANK] = int(c.pipeline.near_bank)
     p[hybrid.H_SUBCORES] = c.processors.subcores
+    p[hybrid.H_REMOTE_CACHE] = c.pipeline.remote_cache_bytes // LINE_BYTES
+    p[hybrid.H_REMOTE_CACHE_CYCLES] = c.pipeline.remote_cache_cycles
     return p
 
 

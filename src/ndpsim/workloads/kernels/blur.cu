@@ -1,42 +1,61 @@
-// BLUR: Halide's classic 3x3 box blur of a width x height float32 image (row-major), as two
-// separable passes, each a kernel of its own (MPU's suite, Table I: "3x3 blur", after Halide):
-//   blur_x: tmp(x, y) = (in(x - 1, y) + in(x, y) + in(x + 1, y)) / 3
-//   blur_y: out(x, y) = (tmp(x, y - 1) + tmp(x, y) + tmp(x, y + 1)) / 3
-// The border is clamped to the edge (Halide's BoundaryConditions::repeat_edge): a neighbour
-// outside the image is the nearest pixel inside it. Each thread of a 2D grid of 2D CTAs writes
-// one output pixel; threads outside the image do nothing. The sum is taken left to right (top to
-// bottom) and divided by 3 with IEEE division, as the NumPy reference does.
+// BLUR: 3x3 box blur of a float32 image stored as square tiles, each tile blurred on its own
+// (MPU's suite, Table I: "3x3 blur"; the tiling and the layout are those of the MPU authors'
+// benchmark, GitHub GD06/mpu-sim_distribution, benchmark/blur).
+//
+// Layout. A CTA is side x rows threads (side = blockDim.x, rows = blockDim.y, side a multiple of
+// rows). The image is cut into square tiles of side x side pixels, numbered 0 .. tiles - 1, and
+// each tile into side / rows slices of rows x side pixels (a slice is side * rows consecutive
+// floats, row-major). Slice s of tile t is stored at
+//   ((s * tiles) + t) * (side * rows)
+// that is, slice-major: all tiles' slice 0, then all tiles' slice 1, ... With 32 x 4 threads a
+// slice is 512 bytes, one core's interleave unit under MPU's near-bank mapping, and when the
+// tile count and the grid are multiples of 128 every slice of the tiles a CTA handles lies in
+// the banks of the core that runs it.
+//
+// Work. CTA b blurs tiles b, b + gridDim.x, b + 2 gridDim.x, ...: it copies a tile's slices into
+// shared memory, then each thread writes the blurred pixels of its column, one per slice:
+//   out(y, x) = (sum over dy, dx in {-1, 0, 1} of tile(clamp(y + dy), clamp(x + dx))) * (1 / 9)
+// with clamp() to [0, side - 1] INSIDE THE TILE: a pixel on a tile's edge repeats that edge
+// instead of reading the neighbouring tile, as the authors' kernel does. The sum starts with the
+// top-left tap and adds row by row, left to right, in float32; the reference repeats that order.
 
-__device__ __forceinline__ int clamp_index(int i, int last)
+extern "C" __global__ void blur3x3_tiles(const float* __restrict__ in, float* __restrict__ out,
+                                         int tiles)
 {
-    return min(max(i, 0), last);
-}
+    extern __shared__ float tile[];  // side x side floats, row-major
+    const int side = blockDim.x;
+    const int rows = blockDim.y;
+    const int slice_floats = side * rows;
+    const int x = threadIdx.x;
+    const float ninth = 1.0f / 9.0f;
 
-extern "C" __global__ void blur_x(const float* __restrict__ in, float* __restrict__ tmp,
-                                  int width, int height)
-{
-    int x = blockIdx.x * blockDim.x + threadIdx.x;
-    int y = blockIdx.y * blockDim.y + threadIdx.y;
-    if (x >= width || y >= height) {
-        return;
+    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+        for (int y0 = 0; y0 < side; y0 += rows) {
+            size_t slice = (size_t)(y0 / rows) * tiles + t;
+            tile[(y0 + threadIdx.y) * side + x] =
+                in[slice * slice_floats + threadIdx.y * side + x];
+        }
+        __syncthreads();
+
+        int left = max(x - 1, 0);
+        int right = min(x + 1, side - 1);
+        for (int y0 = 0; y0 < side; y0 += rows) {
+            int y = y0 + threadIdx.y;
+            const float* above = tile + max(y - 1, 0) * side;
+            const float* centre = tile + y * side;
+            const float* below = tile + min(y + 1, side - 1) * side;
+            float sum = above[left];
+            sum += above[x];
+            sum += above[right];
+            sum += centre[left];
+            sum += centre[x];
+            sum += centre[right];
+            sum += below[left];
+            sum += below[x];
+            sum += below[right];
+            size_t slice = (size_t)(y0 / rows) * tiles + t;
+            out[slice * slice_floats + threadIdx.y * side + x] = sum * ninth;
+        }
+        __syncthreads();
     }
-    const float* row = in + (size_t)y * width;
-    float left = row[clamp_index(x - 1, width - 1)];
-    float centre = row[x];
-    float right = row[clamp_index(x + 1, width - 1)];
-    tmp[(size_t)y * width + x] = (left + centre + right) / 3.0f;
-}
-
-extern "C" __global__ void blur_y(const float* __restrict__ tmp, float* __restrict__ out,
-                                  int width, int height)
-{
-    int x = blockIdx.x * blockDim.x + threadIdx.x;
-    int y = blockIdx.y * blockDim.y + threadIdx.y;
-    if (x >= width || y >= height) {
-        return;
-    }
-    float above = tmp[(size_t)clamp_index(y - 1, height - 1) * width + x];
-    float centre = tmp[(size_t)y * width + x];
-    float below = tmp[(size_t)clamp_index(y + 1, height - 1) * width + x];
-    out[(size_t)y * width + x] = (above + centre + below) / 3.0f;
 }

@@ -1,47 +1,60 @@
-// CONV: one 3x3 convolution layer as TensorFlow's tf.nn.conv2d computes it with padding="SAME"
-// and stride 1 (MPU's suite, Table I: "3x3 conv", after TensorFlow), batch 1, float32:
-//   in      height x width x in_channels               (NHWC, the default data_format)
-//   filter  3 x 3 x in_channels x out_channels         (HWIO, TensorFlow's filter layout)
-//   out     height x width x out_channels
-//   out(y, x, o) = sum over ky, kx in 0..2 and c of in(y + ky - 1, x + kx - 1, c) * filter(ky, kx, c, o)
-// where an input pixel outside the image is zero (SAME padding of a 3x3 filter: one pixel on
-// every side). One thread per output element, numbered in the output's own order (o fastest):
-// with many output channels the threads of a warp share an input value (one broadcast read per
-// step) and read consecutive filter values (one coalesced read); with one channel, as in MPU's
-// benchmark, they read consecutive pixels and share the filter value. Threads past the end of
-// the output do nothing.
+// CONV: a 3x3 convolution (cross-correlation, as TensorFlow's conv2d computes it) of a
+// single-channel float32 image cut into 32 x 32 tiles, each tile filtered on its own with its
+// edge pixels repeated outward (MPU's suite, Table I: "3x3 conv"; the tiling, layout and work
+// split of the MPU authors' benchmark, GitHub GD06/mpu-sim_distribution, benchmark/conv):
+//   out_tile(r, c) = sum over ky, kx in 0..2 of
+//                    weights[3 ky + kx] * in_tile(clamp(r + ky - 1), clamp(c + kx - 1))
+// where clamp keeps a row or column inside 0..31 of the same tile. A tile never reads a
+// neighbouring tile, so the tiles are independent and each can stay in one core's banks.
+//
+// Layout (the host re-lays the image out, conv.py): a tile is cut into slices of blockDim.y
+// rows (blockDim.y x 32 floats, 512 bytes for the suite's 32 x 4 CTA). Slice s of every tile
+// comes before slice s + 1 of any tile, and within a slice the tiles are in order:
+//   element (r, c) of tile t  is at  (r / blockDim.y) * tiles * slice + t * slice
+//                                    + (r % blockDim.y) * 32 + c,    slice = 32 * blockDim.y
+// so tile t's slices lie a whole number of slice strides apart: with 512-byte slices and a
+// tile count that is a multiple of 128, all of them are in the banks of core t % 128.
+//
+// Work split: CTA b filters tiles b, b + gridDim.x, b + 2 gridDim.x, ... (a grid-stride loop),
+// so with a grid that is a multiple of 128 every tile a CTA touches is in its own core's banks.
+// The CTA is 32 threads wide (a tile row) and blockDim.y rows tall (blockDim.y must divide 32):
+// thread (tx, ty) loads row ty of every slice into a shared tile, and after a barrier computes
+// the outputs of the same rows. The nine weights are read once per CTA into shared memory.
+#define TILE 32
 
-extern "C" __global__ void conv3x3(const float* __restrict__ in, const float* __restrict__ filter,
-                                   float* __restrict__ out, int height, int width,
-                                   int in_channels, int out_channels)
+extern "C" __global__ void conv3x3(const float* __restrict__ in, const float* __restrict__ weights,
+                                   float* __restrict__ out, int tiles)
 {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    int total = height * width * out_channels;
-    if (i >= total) {
-        return;
-    }
-    int o = i % out_channels;
-    int pixel = i / out_channels;
-    int x = pixel % width;
-    int y = pixel / width;
+    __shared__ float weight[9];
+    __shared__ float tile[TILE][TILE];
+    int tx = threadIdx.x;
+    int ty = threadIdx.y;
+    int slice = TILE * blockDim.y;   // floats in one slice of one tile
+    int slice_stride = tiles * slice;  // from slice s of a tile to slice s + 1 of the same tile
 
-    float acc = 0.0f;
-    for (int ky = 0; ky < 3; ++ky) {
-        int iy = y + ky - 1;
-        if (iy < 0 || iy >= height) {
-            continue;
-        }
-        for (int kx = 0; kx < 3; ++kx) {
-            int ix = x + kx - 1;
-            if (ix < 0 || ix >= width) {
-                continue;
-            }
-            const float* px = in + ((size_t)iy * width + ix) * in_channels;
-            const float* f = filter + (size_t)(ky * 3 + kx) * in_channels * out_channels + o;
-            for (int c = 0; c < in_channels; ++c) {
-                acc += px[c] * f[(size_t)c * out_channels];
-            }
-        }
+    if (ty == 0 && tx < 9) {
+        weight[tx] = weights[tx];
     }
-    out[i] = acc;
+    __syncthreads();
+
+    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+        int first = t * slice + ty * TILE + tx;  // this thread's element in the tile's slice 0
+        for (int r = ty, at = first; r < TILE; r += blockDim.y, at += slice_stride) {
+            tile[r][tx] = in[at];
+        }
+        __syncthreads();
+
+        for (int r = ty, at = first; r < TILE; r += blockDim.y, at += slice_stride) {
+            float sum = 0.0f;
+            for (int ky = 0; ky < 3; ++ky) {
+                int y = min(max(r + ky - 1, 0), TILE - 1);
+                for (int kx = 0; kx < 3; ++kx) {
+                    int x = min(max(tx + kx - 1, 0), TILE - 1);
+                    sum += tile[y][x] * weight[ky * 3 + kx];
+                }
+            }
+            out[at] = sum;
+        }
+        __syncthreads();  // the next tile overwrites the shared tile
+    }
 }

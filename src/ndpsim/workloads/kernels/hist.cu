@@ -1,29 +1,46 @@
-// HIST: 256-bin histogram of bytes, the per-CTA privatized pattern of the CUDA SDK's histogram256
-// sample (as in MPU's suite). Each CTA clears a 256-bin sub-histogram in shared memory, walks the
-// input four bytes (one 32-bit word) at a time in a grid-stride loop adding each byte to its bin
-// with a shared-memory atomicAdd, and finally merges its sub-histogram into the global histogram
-// with one global atomicAdd per non-empty bin. Any block size works: clearing and merging
-// stride over the bins.
-extern "C" __global__ void histogram256(const unsigned int* __restrict__ words, int num_words,
-                                        unsigned int* __restrict__ histogram)
+// HIST: 256-bin histogram of float32 values binned by value, the two kernels and the work
+// distribution of the MPU authors' benchmark (GitHub GD06/mpu-sim_distribution,
+// benchmark/histogram).
+//
+// histogram_partial: a fixed grid walks the values grid-stride (thread t of CTA b takes values
+// b * blockDim.x + t, then that plus gridDim.x * blockDim.x, ...). A value v goes to bin
+// (int)(255.0f * v), truncated toward zero and clamped to 0..255, so [0, 1) fills bins 0..254.
+// Each CTA counts into its own 256 bins in shared memory with shared atomics and then writes
+// them out as its partial histogram: partials[blockIdx.x * 256 + bin].
+//
+// histogram_reduce: one thread per bin adds that bin over the `parts` partial histograms.
+//
+// Any block size works: clearing and writing out the shared bins stride over them.
+#define HIST_BINS 256
+
+extern "C" __global__ void histogram_partial(const float* __restrict__ values, int count,
+                                             unsigned int* __restrict__ partials)
 {
-    __shared__ unsigned int bins[256];
-    for (int b = threadIdx.x; b < 256; b += blockDim.x) {
-        bins[b] = 0;
+    __shared__ unsigned int bins[HIST_BINS];
+    for (int bin = threadIdx.x; bin < HIST_BINS; bin += blockDim.x) {
+        bins[bin] = 0;
     }
     __syncthreads();
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < num_words; i += blockDim.x * gridDim.x) {
-        unsigned int w = words[i];
-        atomicAdd(&bins[w & 0xffu], 1u);
-        atomicAdd(&bins[(w >> 8) & 0xffu], 1u);
-        atomicAdd(&bins[(w >> 16) & 0xffu], 1u);
-        atomicAdd(&bins[w >> 24], 1u);
+    const int stride = gridDim.x * blockDim.x;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
+        const int bin = (int)(255.0f * values[i]);
+        atomicAdd(&bins[min(max(bin, 0), HIST_BINS - 1)], 1u);
     }
     __syncthreads();
-    for (int b = threadIdx.x; b < 256; b += blockDim.x) {
-        unsigned int count = bins[b];
-        if (count != 0) {
-            atomicAdd(&histogram[b], count);
+    for (int bin = threadIdx.x; bin < HIST_BINS; bin += blockDim.x) {
+        partials[blockIdx.x * HIST_BINS + bin] = bins[bin];
+    }
+}
+
+extern "C" __global__ void histogram_reduce(const unsigned int* __restrict__ partials, int parts,
+                                            unsigned int* __restrict__ histogram)
+{
+    const int bin = blockIdx.x * blockDim.x + threadIdx.x;
+    if (bin < HIST_BINS) {
+        unsigned int total = 0;
+        for (int part = 0; part < parts; ++part) {
+            total += partials[part * HIST_BINS + bin];
         }
+        histogram[bin] = total;
     }
 }

@@ -1,75 +1,77 @@
-// NW: Needleman-Wunsch global alignment scores of two sequences of length n (MPU suite; the
-// work organised as Rodinia's nw organises it). The score matrix is (n+1) x (n+1) ints, row
-// pitch n+1: row 0 and column 0 hold the gap borders -i*penalty, and cell (i, j) for i, j >= 1
-// is the best of
-//     score(i-1, j-1) + sub(i-1, j-1),  score(i-1, j) - penalty,  score(i, j-1) - penalty,
-// where sub is the n x n matrix of substitution scores of the two sequences' symbols (row
-// pitch n), filled by the host. The interior is cut into b x b blocks (b = blockDim.x, n a
-// multiple of b). One CTA of b threads computes one block: it copies the block's substitution
-// scores, the row of scores above it and the column to its left (and the corner) into shared
-// memory, sweeps the block's 2b - 1 anti-diagonals there, thread t owning row t, and writes
-// the b x b results back. Blocks on one anti-diagonal of blocks are independent, so the host
-// launches one kernel per block anti-diagonal: nw_upper_left for the diagonals of the
-// upper-left triangle (diagonal d has d + 1 blocks), then nw_lower_right for those of the
-// lower-right triangle. Dynamic shared memory: ((b+1)^2 + b^2) ints.
+// NW: Needleman-Wunsch scores of a batch of independent 32 x 32 alignment tiles, the layout and
+// work distribution of the MPU authors' benchmark (GitHub GD06/mpu-sim_distribution,
+// benchmark/nw). One launch; CTAs of NW_LENGTH = 32 threads walk the pairs grid-stride (CTA b
+// takes pair slots b, b + gridDim.x, ...), and one CTA computes one pair's whole tile in shared
+// memory.
+//
+// Pair q's tile has a top border row top[q * 32 + x], a left border column left[q * 32 + y] and a
+// 32 x 32 matrix of substitution scores; cell (y, x), numbered from 1, is the best of
+//     cell(y-1, x-1) + substitution(y-1, x-1),  cell(y, x-1) - penalty,  cell(y-1, x) - penalty,
+// with cell(0, 0) = 0. The substitution scores and the output scores are stored row-interleaved
+// over the pairs: row y of pair q at [(y * pairs + q) * 32 + x], so a warp's access to one row is
+// 128 consecutive bytes and, with pairs a multiple of 512, every row of a pair sits in the same
+// core's banks (the rows are 64 KiB apart).
+//
+// Thread t owns tile column t + 1. After loading the borders and the substitution scores, the
+// CTA sweeps the 63 anti-diagonals: at step s thread t computes row s - t + 1 if it is in the
+// tile, then the CTA synchronises. Then it writes the tile's 32 rows out.
+//
+// Which pair a slot computes (stored_pair): on MPU's near-bank mapping a core owns 512
+// consecutive bytes in turn, 4 pairs' 128-byte rows. The authors' driver places CTA i on core
+// (i / 4) % 128, the core holding pair i; a breadth-first CTA scheduler places CTA b on core
+// b % 128 instead, so in each complete group of 512 slots, slot 128 a + c (c < 128, a < 4)
+// computes pair 4 c + a of the group: a pair held by core c, the core of CTA c. Slots of a last,
+// partial group compute their own pair.
+#define NW_LENGTH 32
+#define NW_GROUP (128 * 4)  // 128 cores, 4 pairs' rows to a core's 512 bytes
 
-__device__ __forceinline__ void nw_block(int* __restrict__ score, const int* __restrict__ sub,
-                                         int n, int penalty, int block_row, int block_col)
+__device__ __forceinline__ int stored_pair(int slot, int pairs)
 {
-    extern __shared__ int smem[];
-    const int b = blockDim.x;
-    // The loops below run at least once. Without this, nvcc records whether they ran in a
-    // predicate of its own (set with `mov.pred %p, -1`): instructions the loops do not need.
-    __builtin_assume(b >= 1);
-    const int w = b + 1;        // pitch of the shared tile of scores
-    int* tile = smem;           // (b+1) x (b+1): row 0 and column 0 are the borders
-    int* local_sub = smem + w * w;  // b x b
+    const int group = slot - slot % NW_GROUP;
+    if (group + NW_GROUP > pairs) {
+        return slot;
+    }
+    const int within = slot % NW_GROUP;
+    return group + (within % 128) * 4 + within / 128;
+}
+
+extern "C" __global__ void nw_tiles(const int* __restrict__ top, const int* __restrict__ left,
+                                    const int* __restrict__ substitution,
+                                    int* __restrict__ scores, int pairs, int penalty)
+{
+    __shared__ int tile[NW_LENGTH + 1][NW_LENGTH + 1];  // row 0 and column 0: the borders
+    __shared__ int local_substitution[NW_LENGTH][NW_LENGTH];
     const int t = threadIdx.x;
-    const int pitch = n + 1;
-    const int top = block_row * b;   // score row of the border above the block
-    const int left = block_col * b;  // score column of the border left of it
+    const int row_pitch = pairs * NW_LENGTH;  // between rows of one pair, in ints
 
-    if (t == 0) {
-        tile[0] = score[top * pitch + left];
-    }
-    tile[1 + t] = score[top * pitch + left + 1 + t];
-    tile[(1 + t) * w] = score[(top + 1 + t) * pitch + left];
-    for (int r = 0; r < b; ++r) {
-        local_sub[r * b + t] = sub[(top + r) * n + left + t];
-    }
-    __syncthreads();
-
-    // Step s fills column s - t of row t: one anti-diagonal of the block per step.
-    for (int s = 0; s < 2 * b - 1; ++s) {
-        const int c = s - t;
-        if (c >= 0 && c < b) {
-            const int match = tile[t * w + c] + local_sub[t * b + c];
-            const int gap_down = tile[t * w + c + 1] - penalty;
-            const int gap_right = tile[(t + 1) * w + c] - penalty;
-            tile[(t + 1) * w + c + 1] = max(match, max(gap_down, gap_right));
+    for (int slot = blockIdx.x; slot < pairs; slot += gridDim.x) {
+        const int pair = stored_pair(slot, pairs);
+        if (t == 0) {
+            tile[0][0] = 0;
+        }
+        tile[0][t + 1] = top[pair * NW_LENGTH + t];
+        tile[t + 1][0] = left[pair * NW_LENGTH + t];
+        for (int y = 0; y < NW_LENGTH; ++y) {
+            local_substitution[y][t] = substitution[y * row_pitch + pair * NW_LENGTH + t];
         }
         __syncthreads();
+
+        int y = 0;  // the row above the next cell this thread computes: step - t once started
+        for (int step = 0; step < 2 * NW_LENGTH - 1; ++step) {
+            if (step >= t && y < NW_LENGTH) {
+                const int diagonal = tile[y][t] + local_substitution[y][t];
+                const int from_left = tile[y + 1][t] - penalty;
+                const int from_above = tile[y][t + 1] - penalty;
+                tile[y + 1][t + 1] = max(diagonal, max(from_left, from_above));
+                ++y;
+            }
+            __syncthreads();
+        }
+
+        // The next slot's loads write only row 0, column 0 and local_substitution, which these
+        // reads do not touch, and its sweep starts after a barrier: no barrier needed here.
+        for (int y = 0; y < NW_LENGTH; ++y) {
+            scores[y * row_pitch + pair * NW_LENGTH + t] = tile[y + 1][t + 1];
+        }
     }
-
-    for (int r = 0; r < b; ++r) {
-        score[(top + 1 + r) * pitch + left + 1 + t] = tile[(r + 1) * w + 1 + t];
-    }
-}
-
-// Block anti-diagonal `diagonal` (0 .. n/b - 1) of the upper-left triangle: CTA x computes the
-// block in block column x, block row diagonal - x.
-extern "C" __global__ void nw_upper_left(int* __restrict__ score, const int* __restrict__ sub,
-                                         int n, int penalty, int diagonal)
-{
-    const int col = blockIdx.x;
-    nw_block(score, sub, n, penalty, diagonal - col, col);
-}
-
-// Block anti-diagonal `diagonal` (n/b .. 2n/b - 2) of the lower-right triangle: its blocks start
-// in block column diagonal - (n/b - 1), which is n/b - gridDim.x.
-extern "C" __global__ void nw_lower_right(int* __restrict__ score, const int* __restrict__ sub,
-                                          int n, int penalty, int diagonal)
-{
-    const int col = n / blockDim.x - gridDim.x + blockIdx.x;
-    nw_block(score, sub, n, penalty, diagonal - col, col);
 }

@@ -1,39 +1,46 @@
-// TTRANS: out = transpose(in) for a rows x cols float32 matrix in row-major order (out is
-// cols x rows); MPU's suite (Table I, cuBLAS tensor transposition). Tiled through shared
-// memory so that both the reads of `in` and the writes of `out` are coalesced:
-//   - CTA (bx, by) owns the 32 x 32 tile of `in` whose top-left element is (32 by, 32 bx).
-//   - The CTA is 32 threads wide and blockDim.y rows tall (32 x 8 in the suite): thread
-//     (tx, ty) loads the tile's rows ty, ty + blockDim.y, ... (4 elements for 8 rows), each row
-//     one coalesced read of 32 consecutive floats, into tile[row][tx].
-//   - After a barrier it writes the tile's columns as rows of `out`: out row 32 bx + k, columns
-//     32 by + tx, from tile[tx][k], again one coalesced 128-byte write per warp.
-// The tile is padded to 33 columns: reading a column tile[0..31][k] then touches 32 different
-// shared-memory banks instead of one. Elements outside the matrix (sizes that are not
-// multiples of 32) are neither loaded nor stored.
+// TTRANS: transposition of 32 x 32 float32 tiles through shared memory (MPU's suite, Table I:
+// cuBLAS tensor transposition), with the tiling, layout and work split of the MPU authors'
+// benchmark (GitHub GD06/mpu-sim_distribution, benchmark/matrixtrans). Output tile t is input
+// tile t transposed: out_tile(r, c) = in_tile(c, r). The host numbers the tiles so that this is
+// the transpose of the whole matrix (ttrans.py): input tile (i, j) and output tile (j, i) are
+// both tile t, so a tile never leaves the core that holds it.
+//
+// Layout of both arrays: a tile is cut into slices of blockDim.y rows (blockDim.y x 32 floats,
+// 512 bytes for the suite's 32 x 4 CTA). Slice s of every tile comes before slice s + 1 of any
+// tile, and within a slice the tiles are in order:
+//   element (r, c) of tile t  is at  (r / blockDim.y) * tiles * slice + t * slice
+//                                    + (r % blockDim.y) * 32 + c,    slice = 32 * blockDim.y
+// so tile t's slices lie a whole number of slice strides apart: with 512-byte slices and a tile
+// count that is a multiple of 128, all of them are in the banks of core t % 128.
+//
+// Work split: CTA b transposes tiles b, b + gridDim.x, b + 2 gridDim.x, ... (a grid-stride
+// loop), so with a grid that is a multiple of 128 every tile a CTA touches is in its own core's
+// banks. The CTA is 32 threads wide and blockDim.y rows tall (blockDim.y must divide 32): thread
+// (tx, ty) loads row ty of every slice into tile[r][tx] (one coalesced 128-byte read per warp),
+// and after a barrier stores tile[tx][r] to the same place of the output (one coalesced write).
+// The shared tile is padded to 33 columns: reading a column of it then touches 32 different
+// shared-memory banks instead of one.
 #define TILE 32
 
 extern "C" __global__ void ttrans(const float* __restrict__ in, float* __restrict__ out,
-                                  int rows, int cols)
+                                  int tiles)
 {
     __shared__ float tile[TILE][TILE + 1];
     int tx = threadIdx.x;
-    int first_row = blockIdx.y * TILE;  // of `in`; also the first column of `out` written
-    int first_col = blockIdx.x * TILE;  // of `in`; also the first row of `out` written
+    int ty = threadIdx.y;
+    int slice = TILE * blockDim.y;   // floats in one slice of one tile
+    int slice_stride = tiles * slice;  // from slice s of a tile to slice s + 1 of the same tile
 
-    int col = first_col + tx;
-    for (int k = threadIdx.y; k < TILE; k += blockDim.y) {
-        int row = first_row + k;
-        if (row < rows && col < cols) {
-            tile[k][tx] = in[(size_t)row * cols + col];
+    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+        int first = t * slice + ty * TILE + tx;  // this thread's element in the tile's slice 0
+        for (int r = ty, at = first; r < TILE; r += blockDim.y, at += slice_stride) {
+            tile[r][tx] = in[at];
         }
-    }
-    __syncthreads();
+        __syncthreads();
 
-    int out_col = first_row + tx;
-    for (int k = threadIdx.y; k < TILE; k += blockDim.y) {
-        int out_row = first_col + k;
-        if (out_row < cols && out_col < rows) {
-            out[(size_t)out_row * rows + out_col] = tile[tx][k];
+        for (int r = ty, at = first; r < TILE; r += blockDim.y, at += slice_stride) {
+            out[at] = tile[tx][r];
         }
+        __syncthreads();  // the next tile overwrites the shared tile
     }
 }

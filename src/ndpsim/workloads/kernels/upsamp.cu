@@ -1,47 +1,37 @@
-// UPSAMP: 2x upsampling of a width x height float32 image (row-major) by bilinear
-// interpolation, as Halide's tutorial-style upsample computes it (MPU's suite, Table I: "Image
-// upsample", after Halide). The output is 2 width x 2 height; output pixel (x, y) samples the
-// input at the point
-//   sx = (x + 0.5) / 2 - 0.5,   sy = (y + 0.5) / 2 - 0.5
-// (pixel centres aligned), between the input pixels x0 = floor(sx) and x0 + 1 (y0 = floor(sy)
-// and y0 + 1) with weights wx = sx - x0 and wy = sy - y0:
-//   top    = in(x0, y0)     + wx * (in(x0 + 1, y0)     - in(x0, y0))
-//   bottom = in(x0, y0 + 1) + wx * (in(x0 + 1, y0 + 1) - in(x0, y0 + 1))
-//   out(x, y) = top + wy * (bottom - top)
-// An index outside the input is clamped to the edge. Each thread of a 2D grid of 2D CTAs
-// writes one output pixel; threads outside the output do nothing.
+// UPSAMP: 2x nearest-neighbour upsampling of a float32 image, the output stored in four planes
+// so that each CTA writes next to what it reads (MPU's suite, Table I: "Image upsample"; the
+// work distribution and the layout are those of the MPU authors' benchmark, GitHub
+// GD06/mpu-sim_distribution, benchmark/upsample).
+//
+// Input: the width x height image, row-major, count = width * height floats, width a multiple
+// of blockDim.x. It is read in chunks of blockDim.x consecutive floats (a chunk is part of one
+// row): CTA b takes chunks b, b + gridDim.x, ... (a grid-stride loop) and stages each in shared
+// memory. Output: out(Y, X) = in(Y / 2, X / 2), 2 width x 2 height pixels, stored as four
+// planes of count floats. Input chunk c (row r, columns c0 .. c0 + B - 1, B = blockDim.x)
+// becomes 2 B output pixels in each of the output rows 2r and 2r + 1, whose first and second
+// halves of B pixels are stored at position c * B of
+//   plane 0: row 2r, first half     plane 1: row 2r, second half
+//   plane 2: row 2r + 1, first half plane 3: row 2r + 1, second half
+// so output chunk c of every plane has the same offset within its plane as input chunk c, and
+// lies in the same core's banks under MPU's near-bank mapping when count is a multiple of
+// 128 B. Thread t writes element t of each: chunk[(half * B + t) / 2].
 
-__device__ __forceinline__ int clamp_index(int i, int last)
+extern "C" __global__ void upsample2x_planes(const float* __restrict__ in,
+                                             float* __restrict__ out, int count)
 {
-    return min(max(i, 0), last);
-}
+    extern __shared__ float chunk[];  // blockDim.x floats
+    const int t = threadIdx.x;
+    const int chunk_floats = blockDim.x;
 
-extern "C" __global__ void upsample2x(const float* __restrict__ in, float* __restrict__ out,
-                                      int width, int height)
-{
-    int out_width = 2 * width;
-    int out_height = 2 * height;
-    int x = blockIdx.x * blockDim.x + threadIdx.x;
-    int y = blockIdx.y * blockDim.y + threadIdx.y;
-    if (x >= out_width || y >= out_height) {
-        return;
+    for (int first = blockIdx.x * chunk_floats; first < count; first += gridDim.x * chunk_floats) {
+        chunk[t] = in[first + t];
+        __syncthreads();
+        for (int row = 0; row < 2; ++row) {
+            for (int half = 0; half < 2; ++half) {
+                size_t plane = (size_t)(2 * row + half) * count;
+                out[plane + first + t] = chunk[(half * chunk_floats + t) / 2];
+            }
+        }
+        __syncthreads();
     }
-    float sx = (x + 0.5f) * 0.5f - 0.5f;
-    float sy = (y + 0.5f) * 0.5f - 0.5f;
-    float fx = floorf(sx);
-    float fy = floorf(sy);
-    float wx = sx - fx;
-    float wy = sy - fy;
-    int x0 = (int)fx;
-    int y0 = (int)fy;
-    int xa = clamp_index(x0, width - 1);
-    int xb = clamp_index(x0 + 1, width - 1);
-    const float* row_a = in + (size_t)clamp_index(y0, height - 1) * width;
-    const float* row_b = in + (size_t)clamp_index(y0 + 1, height - 1) * width;
-
-    float a = row_a[xa];
-    float top = a + wx * (row_a[xb] - a);
-    float b = row_b[xa];
-    float bottom = b + wx * (row_b[xb] - b);
-    out[(size_t)y * out_width + x] = top + wy * (bottom - top);
 }
