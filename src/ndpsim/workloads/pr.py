@@ -51,6 +51,7 @@ class ParallelReduction(Workload):
         "small": {"n": 1 << 20, "block": 128, "grid": 512},
         "paper": {"n": 1 << 24, "block": 128, "grid": 512},
     }
+
     # The total is a float32 sum of n values in [0, 1), all positive, against NumPy's float64 sum.
     # Each value passes through a chain of at most n / (grid * block) additions in its thread's
     # register, a log2(block)-level tree, grid / block additions in the second launch and its
