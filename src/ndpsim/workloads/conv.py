@@ -59,6 +59,30 @@ from ndpsim.workloads.base import Device, Workload, register
 TILE = 32  # the tile's side (conv.cu)
 
 
+def check_tiled(rows: tuple[str, int], cols: tuple[str, int], block: tuple[int, int]) -> None:
+    """Refuse a shape the tiled kernels (conv.cu, ttrans.cu) cannot do: sides of whole tiles,
+    32-bit element numbers, and a CTA one tile row wide whose height divides the tile.
+    ``rows`` and ``cols`` are (parameter name, value)."""
+    (rows_name, n_rows), (cols_name, n_cols) = rows, cols
+    if n_rows % TILE or n_cols % TILE:
+        raise ValueError(
+            f"{rows_name} and {cols_name} must be multiples of {TILE} (whole {TILE} x {TILE} "
+            f"tiles, as the authors' kernels assume); got {rows_name}={n_rows}, "
+            f"{cols_name}={n_cols}"
+        )
+    if n_rows * n_cols >= 2**31:
+        raise ValueError(
+            f"the kernel numbers elements with 32-bit integers; {rows_name} x {cols_name} must "
+            f"be below 2^31, got {n_rows * n_cols:,}"
+        )
+    block_x, block_y = block
+    if block_x != TILE or TILE % block_y:
+        raise ValueError(
+            f"the CTA must be {TILE} threads wide (a tile row) and its height a divisor of "
+            f"{TILE} (a tile moves in slices of that many rows); got block={block_x},{block_y}"
+        )
+
+
 def to_tile_slices(image: np.ndarray, slice_rows: int) -> np.ndarray:
     """The device layout of a row-major image: slice s of every 32 x 32 tile, tiles in row-major
     order, before slice s + 1 of any (conv.cu)."""
@@ -93,24 +117,7 @@ class Conv3x3(Workload):
 
     def _check(self) -> None:
         p = self.params
-        height, width = p["height"], p["width"]
-        block_x, block_y = p["block"]
-        if height % TILE or width % TILE:
-            raise ValueError(
-                f"height and width must be multiples of {TILE} (whole {TILE} x {TILE} "
-                f"tiles, as the authors' kernel assumes); got height={height}, width={width}"
-            )
-        if height * width >= 2**31:
-            raise ValueError(
-                f"the kernel numbers pixels with 32-bit integers; height x width must be "
-                f"below 2^31, got {height * width:,}"
-            )
-        if block_x != TILE or TILE % block_y:
-            raise ValueError(
-                f"the CTA must be {TILE} threads wide (a tile row) and its height a divisor "
-                f"of {TILE} (a tile is loaded in slices of that many rows); got block="
-                f"{block_x},{block_y}"
-            )
+        check_tiled(("height", p["height"]), ("width", p["width"]), p["block"])
 
     def inputs(self, rng):
         self._check()

@@ -48,9 +48,7 @@ from __future__ import annotations
 import numpy as np
 
 from ndpsim.workloads.base import Device, Workload, register
-from ndpsim.workloads.conv import to_tile_slices
-
-TILE = 32  # the tile's side (ttrans.cu)
+from ndpsim.workloads.conv import TILE, check_tiled, to_tile_slices
 
 
 def transposed_from_tile_slices(flat: np.ndarray, rows: int, cols: int, slice_rows: int):
@@ -76,24 +74,8 @@ class TiledTranspose(Workload):
     atol = 0.0
 
     def _check(self) -> None:
-        rows, cols = self.params["rows"], self.params["cols"]
-        block_x, block_y = self.params["block"]
-        if rows % TILE or cols % TILE:
-            raise ValueError(
-                f"rows and cols must be multiples of {TILE} (whole {TILE} x {TILE} tiles, as "
-                f"the authors' benchmark requires); got rows={rows}, cols={cols}"
-            )
-        if rows * cols >= 2**31:
-            raise ValueError(
-                f"the kernel numbers elements with 32-bit integers; rows x cols must be below "
-                f"2^31, got {rows * cols:,}"
-            )
-        if block_x != TILE or TILE % block_y:
-            raise ValueError(
-                f"the CTA must be {TILE} threads wide (a tile row) and its height a divisor of "
-                f"{TILE} (a tile is moved in slices of that many rows); got block="
-                f"{block_x},{block_y}"
-            )
+        p = self.params
+        check_tiled(("rows", p["rows"]), ("cols", p["cols"]), p["block"])
 
     def inputs(self, rng):
         self._check()
