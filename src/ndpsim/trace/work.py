@@ -169,7 +169,7 @@ def register_numbering(function: Function) -> dict[str, int]:
     return index
 
 
-def _register_sets(function: Function):
+def register_sets(function: Function):
     """Registers each pc reads (guard included) and writes, as two CSR arrays, and how many
     registers there are (numbered by :func:`register_numbering`)."""
     index = register_numbering(function)
@@ -329,7 +329,7 @@ def build_kernel_work(trace: Trace, module: Module) -> KernelWork:
     tx_first, tx_count, tx_line, tx_bytes, conflict = _coalesce(
         columns, trace.mem_size, trace.mem_space, mem_order, int(MemorySpace.SHARED)
     )
-    src_first, src, dst_first, dst, num_registers = _register_sets(function)
+    src_first, src, dst_first, dst, num_registers = register_sets(function)
     params = np.zeros(WORK_PARAMS, dtype=np.int64)
     params[W_NUM_WARPS] = num_warps
     params[W_WARPS_PER_CTA] = info.warps_per_cta
