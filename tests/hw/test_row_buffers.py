@@ -1,8 +1,10 @@
 """MPU's multiple activated row buffers (Xie et al., HPCA 2021, sec. IV-D, after MASA): a bank
 keeps one open row per subarray, consecutive rows in consecutive subarrays, so that warps
 working on neighbouring rows stop closing each other's. On the memory streams of MPU's own
-workloads at ``tiny``, 2 and 4 row buffers per bank never miss the row buffer more than 1 and 2
-do (docs/timing.md gives the figures at ``small``, where FR-FCFS's reordering can cost a few)."""
+workloads at ``tiny``, more row buffers never add row conflicts (a new row closing an open
+one), and add at most 2% to the accesses that miss the row buffer: FR-FCFS serves hits first
+and so in another order, and refreshes fall elsewhere, so a few more first accesses find their
+subarray closed (docs/timing.md gives the figures)."""
 
 from __future__ import annotations
 
@@ -24,7 +26,8 @@ from ndpsim.trace.work import (
 )
 from ndpsim.workloads import kernel_module, run_workload
 
-MPU_WORKLOADS = ("axpy", "blur", "conv", "gemv", "hist", "knn", "maxp", "nw", "ttrans", "upsamp")
+MPU_WORKLOADS = ("axpy", "blur", "conv", "gemv", "hist", "kmeans", "knn", "maxp", "nw", "pr",
+                 "ttrans", "upsamp")  # fmt: skip
 
 
 def memory_stream(workload: str) -> tuple[np.ndarray, np.ndarray]:
@@ -57,19 +60,24 @@ def memory_stream(workload: str) -> tuple[np.ndarray, np.ndarray]:
     return np.array(addresses, dtype=np.int64), np.array(writes, dtype=np.uint8)
 
 
-def not_hits(addresses, writes, row_buffers: int) -> int:
+def row_outcomes(addresses, writes, row_buffers: int) -> tuple[int, int]:
+    """(accesses that missed the row buffer, row conflicts among them)."""
     preset = load_dram_preset("mpu", {"organization": {"subarrays": row_buffers}})
     stats = run_dram_trace(preset, addresses, writes).stats
     assert stats["row_hits"] + stats["row_misses"] + stats["row_conflicts"] == len(addresses)
-    return stats["row_misses"] + stats["row_conflicts"]
+    return stats["row_misses"] + stats["row_conflicts"], stats["row_conflicts"]
 
 
 @pytest.mark.parametrize("workload", MPU_WORKLOADS)
-def test_more_row_buffers_never_add_row_buffer_misses(workload):
+def test_more_row_buffers_never_add_row_conflicts_and_barely_change_misses(workload):
     addresses, writes = memory_stream(workload)
     assert len(addresses) > 0
-    one, two, four = (not_hits(addresses, writes, k) for k in (1, 2, 4))
-    assert four <= two <= one
+    (one, one_conflicts), (two, two_conflicts), (four, four_conflicts) = (
+        row_outcomes(addresses, writes, k) for k in (1, 2, 4))  # fmt: skip
+    assert four_conflicts <= two_conflicts <= one_conflicts
+    if one_conflicts:  # rows reused (NW at tiny): four row buffers remove some conflicts
+        assert four_conflicts < one_conflicts
+    assert four <= 1.02 * two and two <= 1.02 * one
 
 
 def test_consecutive_rows_of_a_bank_open_in_different_subarrays():
@@ -81,4 +89,4 @@ def test_consecutive_rows_of_a_bank_open_in_different_subarrays():
     row_stride = org.columns * org.access_bytes * org.banks * org.channels  # next row, same bank
     addresses = np.array([0, row_stride] * 64, dtype=np.int64)
     writes = np.zeros(len(addresses), dtype=np.uint8)
-    assert not_hits(addresses, writes, 2) == 2 < not_hits(addresses, writes, 1)
+    assert row_outcomes(addresses, writes, 2)[0] == 2 < row_outcomes(addresses, writes, 1)[0]
