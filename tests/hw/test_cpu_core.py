@@ -79,6 +79,7 @@ def run(work: CpuWork, memory_cycles: int = 100, **changes):
             else:
                 cpu.load_done(cores, work, c, e, done)
             k += 1
+        cores.req_used[0] = 0
         now += PERIOD_PS
         assert now < 10**10, "the core never finished"
     stats = [dict(zip(cpu.CORE_STAT_NAMES, map(int, row), strict=True)) for row in cores.stats]

@@ -81,6 +81,17 @@ def probe(c, cache, line):
 
 
 @compiled(inline=True)
+def way_of(c, cache, line):
+    """``(set, way)`` holding ``line``, way -1 when absent (for state kept beside the tags, such
+    as a directory's sharers)."""
+    s = _set_of(c, line)
+    for w in range(c.tags.shape[2]):
+        if c.tags[cache, s, w] == line:
+            return s, w
+    return s, -1
+
+
+@compiled(inline=True)
 def fill(c, cache, line, dirty):
     """Insert ``line`` (or mark it dirty if present). Returns the evicted line and whether it was
     dirty: ``(INVALID, False)`` when nothing valid was evicted."""

@@ -31,8 +31,9 @@ Memory is outside the core. A load, atomic or store leaves a request in the core
 buffer (``CpuCores.req_*``) with the time it wants memory; whoever owns the memory (a system's
 cache hierarchy, or a test's fixed latency) takes the buffer after each :func:`tick`, up to
 ``req_used`` as it grows (an answer may start waiting loads, whose requests join the buffer),
-and answers each load with :func:`load_done` and each write with :func:`store_written`, at once
-or later.
+then empties it (``req_used[0] = 0``), and answers each load with :func:`load_done` and each
+write with :func:`store_written`, at once or later (a later answer's loads wait in the buffer
+for the next round).
 Times are picoseconds; latencies are cycles of the core's clock.
 """
 
@@ -155,6 +156,8 @@ def finished(cores, c):
 @compiled(inline=True)
 def _request(cores, c, entry, address, size, kind, at):
     k = cores.req_used[0]
+    if k == len(cores.req_core):
+        raise ValueError("the CPU cores' request buffer is full: its owner did not empty it")
     cores.req_core[k], cores.req_entry[k], cores.req_address[k] = c, entry, address
     cores.req_bytes[k], cores.req_kind[k], cores.req_time[k] = size, kind, at
     cores.req_used[0] = k + 1
@@ -358,9 +361,8 @@ def _dispatch(cores, work, c, now):
 
 @compiled
 def tick(cores, work, now):
-    """One cycle of every core at ``now``: retire, then dispatch. Their memory requests are in
-    the request buffer afterwards (its previous contents are dropped)."""
-    cores.req_used[0] = 0
+    """One cycle of every core at ``now``: retire, then dispatch. Their memory requests join
+    the request buffer, which the memory's owner empties."""
     for c in range(len(cores.position)):
         if finished(cores, c):
             continue
