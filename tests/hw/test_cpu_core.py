@@ -58,9 +58,10 @@ def stream(pcs, classes, sources, destinations, taken=None, addresses=None) -> C
 def run(work: CpuWork, memory_cycles: int = 100, **changes):
     """Every thread of ``work`` on a core of its own, memory answering every request
     ``memory_cycles`` after the core asks; returns (cycles, stats per core)."""
+    in_order = changes.pop("in_order", False)
     config = ALP.model_copy(update=changes)
     threads = work.threads
-    cores = cpu.build_cores(threads, work.registers, config.params(PERIOD_PS),
+    cores = cpu.build_cores(threads, work.registers, config.params(PERIOD_PS, in_order),
                             config.latencies(), work.thread_first[:-1],
                             work.thread_first[1:])  # fmt: skip
     writes: list[tuple[int, int]] = []  # (time written, core)

@@ -63,8 +63,8 @@ def test_each_cpu_thread_has_shared_memory_of_its_own_apart_from_device_memory()
     shared = launch.mem_space == MemorySpace.SHARED
     assert shared.any()
     addresses = work.mem_address[shared]
-    assert (addresses >= k.SHARED_BASE).all() and (addresses < k.LOCAL_BASE).all()
-    owner = (addresses - k.SHARED_BASE) // k.PRIVATE_BYTES
+    assert (addresses >= k.PRIVATE_BASE).all()
+    slot = (addresses - k.PRIVATE_BASE) // k.PRIVATE_STRIDE
     thread = np.repeat(np.arange(launch.threads), np.diff(launch.mem_first))[shared]
-    assert (owner == thread).all()
-    assert (work.mem_address[~shared] < k.SHARED_BASE).all()
+    assert (slot == 2 * thread).all()
+    assert (work.mem_address[~shared] < k.PRIVATE_BASE).all()

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ndpsim.config import Strict, load_preset
+from ndpsim.errors import ConfigError
 
 
 class SmEnergy(Strict):
@@ -28,6 +29,15 @@ class CacheEnergy(Strict):
     l1_miss_pj: float = Field(ge=0)
     l2_hit_pj: float = Field(ge=0)
     l2_miss_pj: float = Field(ge=0)
+    llc_hit_pj: float = Field(0.0, ge=0, description="a CPU host's last-level cache (GPUs: none)")
+    llc_miss_pj: float = Field(0.0, ge=0)
+
+
+class CpuEnergy(Strict):
+    """A CPU core: per instruction retired, and per core per cycle of the run."""
+
+    instruction_pj: float = Field(ge=0)
+    leakage_pj_per_cycle: float = Field(ge=0)
 
 
 class InterconnectEnergy(Strict):
@@ -45,7 +55,8 @@ class DramEnergy(Strict):
 
 class EnergyTable(Strict):
     name: str
-    sm: SmEnergy
+    sm: SmEnergy | None = None  # systems with SIMT cores
+    cpu: CpuEnergy | None = None  # systems with CPU cores
     cache: CacheEnergy
     interconnect: InterconnectEnergy
     dram: DramEnergy
@@ -62,6 +73,8 @@ def core_energy_pj(table: EnergyTable, sm: dict, core_cycles: int, units: int) -
     memory accesses (``sm``: the totals of the SIMT core's counters), and every unit's leakage
     for the run's cycles."""
     t = table
+    if t.sm is None:
+        raise ConfigError(f"energy table {t.name!r} has no [sm] section for SIMT cores")
     other = sm["warp_instructions"] - sm["sfu_instructions"] - sm["memory_instructions"]
     average_lanes = sm["thread_instructions"] / max(1, sm["warp_instructions"])
     return (
@@ -72,6 +85,15 @@ def core_energy_pj(table: EnergyTable, sm: dict, core_cycles: int, units: int) -
         + sm["shared_accesses"] * t.sm.shared_access_pj
         + core_cycles * units * t.sm.leakage_pj_per_cycle
     )
+
+
+def cpu_core_energy_pj(table: EnergyTable, instructions: int, core_cycles: int,
+                       units: int) -> float:  # fmt: skip
+    """CPU cores: each instruction retired, and every core's leakage for the run's cycles."""
+    if table.cpu is None:
+        raise ConfigError(f"energy table {table.name!r} has no [cpu] section for CPU cores")
+    return (instructions * table.cpu.instruction_pj
+            + core_cycles * units * table.cpu.leakage_pj_per_cycle)  # fmt: skip
 
 
 def link_energy_pj(table: EnergyTable, capacity_gbps: float, time_ps: int,

@@ -34,9 +34,11 @@ CLASS_NAMES = ("int", "mul", "div", "fp", "fdiv", "sfu", "branch", "load", "stor
 
 #: Where a CPU thread's shared and local memory live: its CTAs' ``__shared__`` arrays become one
 #: buffer it reuses CTA after CTA, and its CUDA threads' local frames one stack frame, as
-#: CUDA-to-CPU compilers allocate them; each thread's buffers apart from every other's and from
-#: the device memory (whose addresses stay below 2^40).
-SHARED_BASE, LOCAL_BASE, PRIVATE_BYTES = 1 << 40, 1 << 41, 1 << 24
+#: CUDA-to-CPU compilers allocate them. Thread ``t``'s shared buffer is slot ``2t`` and its
+#: local frame slot ``2t + 1`` of a private area above the device memory (whose addresses stay
+#: below 2^40); slots are 16 MiB and 68 KiB apart, so that different threads' buffers do not
+#: all fall in the same sets of a cache (a power-of-two stride would put them there).
+PRIVATE_BASE, PRIVATE_STRIDE, PRIVATE_LIMIT = 1 << 40, (16 << 20) + (68 << 10), 16 << 20
 
 _MULTIPLY = {"mul", "mad", "mul24", "mad24", "fma"}
 _DIVIDE = {"div", "rem"}
@@ -115,9 +117,12 @@ def build_cpu_work(launch: CpuLaunch, module: Module) -> CpuWork:
     src_first, src, dst_first, dst, registers = register_sets(function)
     address = launch.mem_address.astype(np.int64)
     thread = np.repeat(np.arange(launch.threads, dtype=np.int64), np.diff(launch.mem_first))
-    for space, base in ((MemorySpace.SHARED, SHARED_BASE), (MemorySpace.LOCAL, LOCAL_BASE)):
+    for space, slot in ((MemorySpace.SHARED, 0), (MemorySpace.LOCAL, 1)):
         private = launch.mem_space == space
-        address[private] += base + thread[private] * PRIVATE_BYTES
+        if (address[private] >= PRIVATE_LIMIT).any():
+            raise ValueError(f"kernel {launch.kernel!r}: a {space.name.lower()} address beyond "
+                             f"{PRIVATE_LIMIT:,} bytes")  # fmt: skip
+        address[private] += PRIVATE_BASE + (2 * thread[private] + slot) * PRIVATE_STRIDE
     return CpuWork(
         thread_first=launch.inst_first.astype(np.int64),
         inst_pc=launch.pc.astype(np.int64),

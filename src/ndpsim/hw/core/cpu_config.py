@@ -21,8 +21,6 @@ from ndpsim.trace import cpu_work as k
 
 class CpuCoreConfig(Strict):
     clock_ghz: ClockGHz = 2.4  # ALP Table 1
-    in_order: bool = Field(False, description="dispatch only once an instruction's sources are "
-                           "ready (stall on use), as ALP's 32 in-order NDP cores")  # fmt: skip
     width: int = Field(4, ge=1, le=16, description="instructions dispatched and retired a "
                        "cycle (ALP Table 1: 4-wide)")  # fmt: skip
     rob: int = Field(128, ge=1, le=4096, description="reorder-buffer entries (ALP Table 1)")
@@ -56,9 +54,11 @@ class CpuCoreConfig(Strict):
     def clock(self, name: str = "cpu") -> ClockDomain:
         return ClockDomain.from_ghz(name, self.clock_ghz)
 
-    def params(self, period_ps: int) -> np.ndarray:
+    def params(self, period_ps: int, in_order: bool = False) -> np.ndarray:
+        """``in_order``: dispatch only once an instruction's sources are ready (stall on use),
+        as the in-order core kind does."""
         return core.core_params(self.width, self.rob, self.load_queue, self.store_queue,
-                                self.mispredict_cycles, self.in_order, self.history_bits,
+                                self.mispredict_cycles, in_order, self.history_bits,
                                 self.pc_bits, period_ps)  # fmt: skip
 
     def latencies(self) -> np.ndarray:

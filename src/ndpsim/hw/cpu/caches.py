@@ -7,9 +7,10 @@ prefetcher, LLC 8 MB 16-way 27 cycles inclusive with MESI, 64-byte lines). The c
 An access is looked up level by level when the core asks (the latency of each level it passes
 is added; ZSim's caches work this way, Sanchez and Kozyrakis, ISCA 2013): a hit answers at
 once. An LLC miss allocates one of the LLC's MSHRs and leaves the fetch to the caller, who
-sends the line's read to memory and calls :func:`fill_from_memory` when it returns, then
-:func:`complete_miss` for each access that waited on that MSHR (a second miss to a line in
-flight merges there instead of reading memory again).
+sends the read of the line's block (memory answers in blocks of one or more lines) to memory and
+calls :func:`fill_from_memory` when it returns, then :func:`complete_miss` for each access that
+waited on that MSHR (a second miss to a block in flight merges there instead of reading memory
+again).
 
 Coherence lives in the LLC's directory, a sharer mask and an owner beside each line's tag:
 
@@ -25,11 +26,12 @@ Coherence lives in the LLC's directory, a sharer mask and an owner beside each l
 * each invalidation or downgrade round costs ``coherence_cycles`` (the directory's messages to
   the other cores and their answers: an assumption) and is counted per core reached.
 
-The prefetcher follows ascending streams of L2 misses: a miss at the line a stream expects
-advances it and prefetches the next ``prefetch_degree`` lines into the L2 (from the LLC, or from
-memory through :data:`CpuCaches.prefetch_line`, each on an LLC MSHR that later misses merge
-into, which the caller fetches like a miss and fills with :func:`fill_from_memory` and
-:func:`fill_prefetched`); any other miss starts a stream in the least recently used entry.
+The prefetcher follows ascending streams of L2 accesses (the L1's misses): an access to the line
+a stream expects advances it and prefetches the next ``prefetch_degree`` lines into the L2
+(from the LLC, or from memory through :data:`CpuCaches.prefetch_line`, each on an LLC MSHR that
+later misses merge into, which the caller fetches like a miss and fills with
+:func:`fill_from_memory` and :func:`fill_prefetched`); any other access starts a stream in the
+least recently used entry.
 Dirty LLC victims wait in :data:`CpuCaches.writeback_line` for the caller to write to memory.
 """
 
@@ -44,8 +46,8 @@ from ndpsim.numba_cache import compiled
 
 # parameters (CpuCaches.params)
 (C_CORES, C_PERIOD_PS, C_L1_CYCLES, C_L2_CYCLES, C_LLC_CYCLES, C_COHERENCE_CYCLES,
- C_PREFETCH_DEGREE) = range(7)  # fmt: skip
-CACHE_PARAMS = 7
+ C_PREFETCH_DEGREE, C_BLOCK_SHIFT) = range(8)  # fmt: skip
+CACHE_PARAMS = 8
 
 # what an access found
 HIT, MISS, MERGED, RETRY = 0, 1, 2, 3
@@ -86,14 +88,18 @@ class CpuCaches(NamedTuple):
 def build_caches(cores: int, period_ps: int, line_bytes: int, l1: tuple[int, int, int],
                  l2: tuple[int, int, int], llc: tuple[int, int, int], llc_mshrs: int,
                  coherence_cycles: int, streams: int, prefetch_degree: int,
-                 capacity: int = 4096) -> CpuCaches:  # fmt: skip
-    """The hierarchy of ``cores`` cores; each level as (bytes, ways, latency cycles)."""
+                 block_lines: int = 1, capacity: int = 4096) -> CpuCaches:  # fmt: skip
+    """The hierarchy of ``cores`` cores; each level as (bytes, ways, latency cycles). Memory
+    answers in blocks of ``block_lines`` lines (a power of two): one read brings them all."""
+    if block_lines < 1 or block_lines & (block_lines - 1):
+        raise ValueError(f"a memory block is a power of two of lines, got {block_lines}")
     if not 1 <= cores <= MAX_CORES:
         raise ValueError(f"a directory tracks 1 to {MAX_CORES} cores, got {cores}")
     p = np.zeros(CACHE_PARAMS, dtype=np.int64)
     p[[C_CORES, C_PERIOD_PS, C_L1_CYCLES, C_L2_CYCLES, C_LLC_CYCLES, C_COHERENCE_CYCLES,
-       C_PREFETCH_DEGREE]] = (cores, period_ps, l1[2], l2[2], llc[2], coherence_cycles,
-                              prefetch_degree)  # fmt: skip
+       C_PREFETCH_DEGREE, C_BLOCK_SHIFT]] = (cores, period_ps, l1[2], l2[2], llc[2],
+                                             coherence_cycles, prefetch_degree,
+                                             block_lines.bit_length() - 1)  # fmt: skip
     shared = cachemod.build_caches(1, llc[0], llc[1], line_bytes, llc_mshrs)
     return CpuCaches(
         params=p,
@@ -208,7 +214,7 @@ def _fill_private(h, core, line, write):
 
 @compiled
 def _prefetch(h, core, line):
-    """Train ``core``'s stream prefetcher with an L2 miss at ``line``."""
+    """Train ``core``'s stream prefetcher with an L2 access to ``line``."""
     h.clock[0] += 1
     streams = h.stream_next.shape[1]
     hit = -1
@@ -231,9 +237,10 @@ def _prefetch(h, core, line):
         if cachemod.probe(h.llc, 0, q):
             _directory(h, core, q, False, 0)
             _fill_l2_only(h, core, q)
-        elif (cachemod.mshr_find(h.llc, 0, q) < 0
+        elif (cachemod.mshr_find(h.llc, 0, q >> h.params[C_BLOCK_SHIFT]) < 0
               and h.prefetch_used[0] < len(h.prefetch_line)):  # fmt: skip
-            m = cachemod.mshr_allocate(h.llc, 0, q)  # a demand miss meanwhile waits on it
+            # a demand miss meanwhile waits on the block's MSHR
+            m = cachemod.mshr_allocate(h.llc, 0, q >> h.params[C_BLOCK_SHIFT])
             if m < 0:
                 return
             n = h.prefetch_used[0]
@@ -257,9 +264,9 @@ def _fill_l2_only(h, core, line):
 @compiled
 def access(h, core, line, write, t):
     """``core`` reads (or writes) ``line`` at ``t``: ``(time, outcome, mshr)``. HIT: the data is
-    there at ``time``. MISS: the caller reads the line from memory from ``time`` on; MERGED: the
-    line is already on its way, on LLC MSHR ``mshr`` (the caller parks the access there); RETRY:
-    every LLC MSHR is busy."""
+    there at ``time``. MISS: the caller reads the line's block from memory from ``time`` on;
+    MERGED: the block is already on its way, on LLC MSHR ``mshr`` (the caller parks the access
+    there); RETRY: every LLC MSHR is busy."""
     t += _cycles(h, h.params[C_L1_CYCLES])
     if cachemod.lookup(h.l1, core, line):
         h.stats[core, X_L1_HITS] += 1
@@ -269,6 +276,8 @@ def access(h, core, line, write, t):
         return t, HIT, -1
     h.stats[core, X_L1_MISSES] += 1
     t += _cycles(h, h.params[C_L2_CYCLES])
+    if h.params[C_PREFETCH_DEGREE] > 0:
+        _prefetch(h, core, line)
     if cachemod.lookup(h.l2, core, line):
         h.stats[core, X_L2_HITS] += 1
         if write:
@@ -281,17 +290,14 @@ def access(h, core, line, write, t):
         h.stats[core, X_LLC_HITS] += 1
         t = _directory(h, core, line, write, t)
         _fill_private(h, core, line, write)
-        if h.params[C_PREFETCH_DEGREE] > 0:
-            _prefetch(h, core, line)
         return t, HIT, -1
     h.stats[core, X_LLC_MISSES] += 1
-    if h.params[C_PREFETCH_DEGREE] > 0:
-        _prefetch(h, core, line)
-    m = cachemod.mshr_find(h.llc, 0, line)
+    block = line >> h.params[C_BLOCK_SHIFT]
+    m = cachemod.mshr_find(h.llc, 0, block)
     if m >= 0:
         h.stats[core, X_LLC_MERGED] += 1
         return t, MERGED, m
-    m = cachemod.mshr_allocate(h.llc, 0, line)
+    m = cachemod.mshr_allocate(h.llc, 0, block)
     if m < 0:
         return t, RETRY, -1
     return t, MISS, m
@@ -309,10 +315,9 @@ def _upgrade(h, core, line, t):
 
 
 @compiled
-def fill_from_memory(h, core, line, mshr):
-    """``line`` came back from memory (the read of LLC MSHR ``mshr`` that ``core``'s miss or
-    prefetch allocated): it goes into the LLC, whose victim leaves every private cache and,
-    dirty, goes to memory. Returns the head of the MSHR's waiting list (the caller's ids)."""
+def _into_llc(h, core, line):
+    """Insert ``line`` into the LLC: its victim leaves every private cache and, dirty, goes to
+    memory; the new line has no private copy yet."""
     victim, dirty = cachemod.fill(h.llc, 0, line, False)
     if victim != cachemod.INVALID:
         for o in range(h.params[C_CORES]):
@@ -326,6 +331,17 @@ def fill_from_memory(h, core, line, mshr):
     s, w = cachemod.way_of(h.llc, 0, line)
     h.sharers[s, w] = 0
     h.owner[s, w] = -1
+
+
+@compiled
+def fill_from_memory(h, core, block, mshr):
+    """Memory answered the read of ``block`` (LLC MSHR ``mshr``, allocated by ``core``'s miss
+    or prefetch): each of its lines the LLC lacks goes in. Returns the head of the MSHR's
+    waiting list (the caller's ids), -1 for none."""
+    shift = h.params[C_BLOCK_SHIFT]
+    for line in range(block << shift, (block + 1) << shift):
+        if not cachemod.probe(h.llc, 0, line):
+            _into_llc(h, core, line)
     return cachemod.mshr_release(h.llc, 0, mshr)
 
 

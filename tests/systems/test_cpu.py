@@ -1,0 +1,58 @@
+"""The ``cpu`` kind: the suite's programs on a host of CPU cores, each launch's CTAs spread over
+the cores, with the caches' coherence and the DRAM behind them (issue 49)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ndpsim.errors import ConfigError
+from ndpsim.systems import load_system
+from ndpsim.trace.cpu_threads import cpu_program
+from ndpsim.workloads import kernel_module, run_workload
+
+
+def _run(workload: str, overrides: dict | None = None):
+    functional = run_workload(workload, "tiny", 0)
+    module = kernel_module(functional.workload.module_name)
+    system = load_system("cpu-baseline", overrides or {})
+    result = system.run(functional.traces, module, functional.memory)
+    return functional, module, result
+
+
+def _caches(result) -> dict:
+    return result.as_dict()["stats"]["caches"]["total"]
+
+
+@pytest.mark.parametrize("workload", ["vadd", "hist", "pr", "bfs"])
+def test_every_instruction_of_every_cpu_thread_retires(workload):
+    functional, module, result = _run(workload)
+    launches = cpu_program(functional.traces, module, 8)
+    assert result.summary["warp_instructions"] == sum(len(launch.pc) for launch in launches)
+    assert len(result.summary["ipc_per_core"]) == 8
+    assert result.energy["total"] > 0 and result.energy["caches"] > 0
+
+
+def test_lines_written_by_one_core_and_read_by_another_are_counted_by_the_directory():
+    # BFS's cores write the frontier and visited flags other cores read
+    _, _, result = _run("bfs")
+    coherence = result.summary["coherence"]
+    assert coherence["invalidations"] > 0 and coherence["downgrades"] > 0
+
+
+def test_an_in_order_core_is_slower_than_an_out_of_order_one():
+    _, _, out_of_order = _run("gemv")
+    _, _, in_order = _run("gemv", {"cores": {"kind": "cpu_inorder", "width": 1}})
+    assert in_order.summary["warp_instructions"] == out_of_order.summary["warp_instructions"]
+    assert in_order.time_ps > 1.5 * out_of_order.time_ps
+
+
+def test_the_prefetcher_reads_ahead_of_a_stream():
+    _, _, plain = _run("vadd", {"caches": {"prefetch_degree": 0}})
+    _, _, ahead = _run("vadd")
+    assert _caches(plain)["prefetches"] == 0 < _caches(ahead)["prefetches"]
+    assert ahead.time_ps < plain.time_ps
+
+
+def test_more_cores_than_a_directory_tracks_are_refused():
+    with pytest.raises(ConfigError, match=r"cores\.count"):
+        load_system("cpu-baseline", {"cores": {"count": 64}})
