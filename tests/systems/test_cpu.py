@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ndpsim.errors import ConfigError
+from ndpsim.sweeps.sweep import prepare
 from ndpsim.systems import load_system
 from ndpsim.trace.cpu_threads import cpu_program
 from ndpsim.workloads import kernel_module, run_workload
@@ -56,3 +57,20 @@ def test_the_prefetcher_reads_ahead_of_a_stream():
 def test_more_cores_than_a_directory_tracks_are_refused():
     with pytest.raises(ConfigError, match=r"cores\.count"):
         load_system("cpu-baseline", {"cores": {"count": 64}})
+
+
+def test_a_sweep_over_a_cpu_host_stores_its_runs(tmp_path):
+    study = {
+        "name": "cpu",
+        "systems": ["cpu-baseline"],
+        "workloads": ["vadd"],
+        "sizes": ["tiny"],
+        "counters": ["core_cycles", "summary.hit_rates", "energy_nj.total"],
+        "grid": {"caches.prefetch_degree": [0, 2]},
+    }
+    sweep = prepare(study, tmp_path)
+    assert sweep.run(jobs=1) == []
+    rows = sweep.store.query('SELECT "caches.prefetch_degree" AS d, core_cycles FROM runs '
+                             "ORDER BY d").to_pylist()  # fmt: skip
+    assert [r["d"] for r in rows] == [0, 2]
+    assert rows[1]["core_cycles"] < rows[0]["core_cycles"]  # the prefetcher helps a stream

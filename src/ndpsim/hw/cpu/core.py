@@ -90,6 +90,7 @@ class CpuCores(NamedTuple):
     rob_ready: np.ndarray  # int64[cores, rob]: when its known sources are ready
     rob_done: np.ndarray  # int64[cores, rob]: when its result is ready, NEVER until known
     rob_wait: np.ndarray  # int64[cores, rob, MAX_PENDING_SOURCES]: entries it waits on, or -1
+    rob_waiters: np.ndarray  # int64[cores, rob]: entries waiting on it
     head: np.ndarray  # int64[cores]: the oldest entry
     count: np.ndarray  # int64[cores]: entries in use
     reg_ready: np.ndarray  # int64[cores, registers]: when the latest value is ready
@@ -127,6 +128,7 @@ def build_cores(cores: int, registers: int, params: np.ndarray, latency: np.ndar
         rob_ready=np.zeros((cores, rob), dtype=np.int64),
         rob_done=np.full((cores, rob), NEVER, dtype=np.int64),
         rob_wait=np.full((cores, rob, MAX_PENDING_SOURCES), -1, dtype=np.int64),
+        rob_waiters=np.zeros((cores, rob), dtype=np.int64),
         head=np.zeros(cores, dtype=np.int64), count=np.zeros(cores, dtype=np.int64),
         reg_ready=np.zeros((cores, max(registers, 1)), dtype=np.int64),
         reg_writer=np.full((cores, max(registers, 1)), -1, dtype=np.int64),
@@ -211,25 +213,28 @@ def _wake(cores, work, c, after):
                     if cores.rob_done[c, p] < NEVER:
                         cores.rob_ready[c, e] = max(cores.rob_ready[c, e], cores.rob_done[c, p])
                         cores.rob_wait[c, e, k] = -1
+                        cores.rob_waiters[c, p] -= 1
                     else:
                         pending += 1
             if pending == 0:
                 _start(cores, work, c, e)
         age += 1
-    b = cores.stall_branch[c]
-    if b >= 0 and cores.rob_done[c, b] < NEVER:
-        cores.stall_until[c] = (
-            cores.rob_done[c, b] + cores.params[P_MISPREDICT] * cores.params[P_PERIOD_PS]
-        )
-        cores.stall_branch[c] = -1
 
 
 @compiled
 def load_done(cores, work, c, e, t):
     """Memory answered the load or atomic in entry ``e`` of core ``c``: its data is there at
-    ``t``."""
+    ``t``; the entries waiting on it may start (none, for most loads: their users have not
+    been dispatched yet, or they hit in the L1 and were answered at once)."""
     _resolved(cores, work, c, e, t)
-    _wake(cores, work, c, e)
+    if cores.rob_waiters[c, e] > 0:
+        _wake(cores, work, c, e)
+    b = cores.stall_branch[c]
+    if b >= 0 and cores.rob_done[c, b] < NEVER:  # a mispredicted branch resolved
+        cores.stall_until[c] = (
+            cores.rob_done[c, b] + cores.params[P_MISPREDICT] * cores.params[P_PERIOD_PS]
+        )
+        cores.stall_branch[c] = -1
 
 
 @compiled(inline=True)
@@ -313,6 +318,7 @@ def _dispatch(cores, work, c, now):
         cores.position[c] = i + 1
         cores.rob_inst[c, e] = i
         cores.rob_done[c, e] = NEVER
+        cores.rob_waiters[c, e] = 0
         pending = 0
         for k in range(work.pc_src_first[pc], work.pc_src_first[pc + 1]):
             r = work.pc_src[k]
@@ -326,6 +332,7 @@ def _dispatch(cores, work, c, now):
                         raise ValueError("an instruction waits on more than "
                                          "MAX_PENDING_SOURCES loads")  # fmt: skip
                     cores.rob_wait[c, e, pending] = writer
+                    cores.rob_waiters[c, writer] += 1
                     pending += 1
             else:
                 ready = max(ready, cores.reg_ready[c, r])
