@@ -196,17 +196,24 @@ def _directory(h, core, line, write, t):
 
 
 @compiled
-def _fill_private(h, core, line, write):
-    """Bring ``line`` into ``core``'s L2 and L1, keeping L1 within L2 and both within the LLC."""
+def _fill_l2_only(h, core, line):
+    """Bring ``line`` into ``core``'s L2; its victim leaves the core's L1 too, its dirty data
+    goes to the LLC, and the directory forgets the core holds it."""
     victim, dirty = cachemod.fill(h.l2, core, line, False)
     if victim != cachemod.INVALID:
-        dirty = _drop_private(h, core, victim) or dirty  # its L1 copy goes too
+        dirty = _drop_private(h, core, victim) or dirty
         s, w = cachemod.way_of(h.llc, 0, victim)
         if w >= 0:
             h.llc.dirty[0, s, w] = h.llc.dirty[0, s, w] or dirty
             h.sharers[s, w] &= ~(1 << core)
             if h.owner[s, w] == core:
                 h.owner[s, w] = -1
+
+
+@compiled
+def _fill_private(h, core, line, write):
+    """Bring ``line`` into ``core``'s L2 and L1, keeping L1 within L2 and both within the LLC."""
+    _fill_l2_only(h, core, line)
     victim, dirty = cachemod.fill(h.l1, core, line, write)
     if victim != cachemod.INVALID and dirty:
         cachemod.fill(h.l2, core, victim, True)  # the L2 holds it: mark it dirty there
@@ -246,19 +253,6 @@ def _prefetch(h, core, line):
             n = h.prefetch_used[0]
             h.prefetch_line[n], h.prefetch_core[n], h.prefetch_mshr[n] = q, core, m
             h.prefetch_used[0] = n + 1
-
-
-@compiled
-def _fill_l2_only(h, core, line):
-    victim, dirty = cachemod.fill(h.l2, core, line, False)
-    if victim != cachemod.INVALID:
-        dirty = _drop_private(h, core, victim) or dirty
-        s, w = cachemod.way_of(h.llc, 0, victim)
-        if w >= 0:
-            h.llc.dirty[0, s, w] = h.llc.dirty[0, s, w] or dirty
-            h.sharers[s, w] &= ~(1 << core)
-            if h.owner[s, w] == core:
-                h.owner[s, w] = -1
 
 
 @compiled

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from ndpsim.config import Cycles, LatencyNs, Strict
 from ndpsim.energy import load_energy_table
 from ndpsim.hw.core.cpu_config import CpuCoreConfig
 from ndpsim.hw.cpu.caches import MAX_CORES
-from ndpsim.hw.dram.spec import DramPreset, load_dram_preset
-from ndpsim.policy.mapping import ADDRESS_MAPPINGS
+from ndpsim.hw.dram.spec import DramPreset
+from ndpsim.systems.skeleton.memory import DramMemory
 
 
 class CoresConfig(CpuCoreConfig):
@@ -44,24 +44,12 @@ class CachesConfig(Strict):
                                  "advances (0: no prefetcher)")  # fmt: skip
 
 
-class MemoryConfig(Strict):
+class MemoryConfig(DramMemory):
     """Main memory behind the LLC: a DRAM preset, where lines and pages go in it, and the
     fixed latency of the path from the LLC to the memory controller and back."""
 
-    dram: str = Field(description="DRAM preset (ndpsim/presets/dram)")
-    dram_overrides: dict = Field(default_factory=dict)
-    mapping: str = "interleaved"
-    page_bytes: int = Field(4096, ge=128, le=2**30)
     path_latency_ns: LatencyNs = Field(10.0, description="LLC to the memory controller and back, "
                                        "beyond the DRAM's own timing")  # fmt: skip
-
-    @field_validator("mapping")
-    @classmethod
-    def _known_mapping(cls, value: str) -> str:
-        return ADDRESS_MAPPINGS.check(value)
-
-    def dram_preset(self) -> DramPreset:
-        return load_dram_preset(self.dram, self.dram_overrides)
 
 
 class CpuSystemConfig(Strict):

@@ -3,17 +3,18 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from ndpsim.config import Strict
 from ndpsim.energy import load_energy_table
 from ndpsim.errors import ConfigError
 from ndpsim.hw.core.simt_config import SimtConfig
-from ndpsim.hw.dram.spec import DramPreset, load_dram_preset
+from ndpsim.hw.dram.spec import DramPreset
 from ndpsim.policy.location import LOCATION_POLICIES
 from ndpsim.policy.mapping import ADDRESS_MAPPINGS
+from ndpsim.systems.skeleton.memory import DramMemory
 
 
 class ProcessorsConfig(Strict):
@@ -81,21 +82,11 @@ class InterconnectConfig(Strict):
     flit_bytes: int = Field(ge=1, le=1024)
 
 
-class MemoryConfig(Strict):
+class MemoryConfig(DramMemory):
     """The DRAM of one processor, a channel per NBU, and where lines and pages go in it."""
 
     dram: str = Field(description="one processor's DRAM preset (ndpsim/presets/dram)")
-    dram_overrides: dict = Field(default_factory=dict)
-    mapping: str = "near-bank"
-    page_bytes: int = Field(4096, ge=128, le=2**30)
-
-    @field_validator("mapping")
-    @classmethod
-    def _known_mapping(cls, value: str) -> str:
-        return ADDRESS_MAPPINGS.check(value)
-
-    def dram_preset(self) -> DramPreset:
-        return load_dram_preset(self.dram, self.dram_overrides)
+    mapping: Annotated[str, AfterValidator(ADDRESS_MAPPINGS.check)] = "near-bank"
 
 
 class MpuSystemConfig(Strict):

@@ -8,13 +8,31 @@ page of the program's device memory in a frame, as the policy's placement says.
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Annotated
 
+import numpy as np
+from pydantic import AfterValidator, Field
+
+from ndpsim.config import Strict
 from ndpsim.hw.dram.mapping import AddressMapping, log2_exact, organization_fields
-from ndpsim.hw.dram.spec import DramPreset
+from ndpsim.hw.dram.spec import DramPreset, load_dram_preset
 from ndpsim.hw.pagetable import PageTable
+from ndpsim.policy.mapping import ADDRESS_MAPPINGS
 from ndpsim.simt.memory import BASE_ADDRESS, DeviceMemory
 from ndpsim.trace.work import LINE_BYTES, LINE_SHIFT
+
+
+class DramMemory(Strict):
+    """A config's main-memory section, what every kind with a DRAM preset shares: the preset
+    and its overrides, the address mapping (``ndpsim.policy.mapping``) and the page size."""
+
+    dram: str = Field(description="DRAM preset (ndpsim/presets/dram)")
+    dram_overrides: dict = Field(default_factory=dict)
+    mapping: Annotated[str, AfterValidator(ADDRESS_MAPPINGS.check)] = "interleaved"
+    page_bytes: int = Field(4096, ge=128, le=2**30)
+
+    def dram_preset(self) -> DramPreset:
+        return load_dram_preset(self.dram, self.dram_overrides)
 
 
 def all_cubes(dram: DramPreset, cubes: int) -> DramPreset:
