@@ -25,6 +25,7 @@ import numpy as np
 
 from ndpsim.analysis.classify import Kind, base_kind
 from ndpsim.frontend.ir import Module
+from ndpsim.numba_cache import compiled
 from ndpsim.trace.trace import Trace, expand_addresses
 
 
@@ -58,6 +59,16 @@ def cta_shares(ctas: int, threads: int) -> np.ndarray:
     """The CPU thread each of ``ctas`` CTAs goes to: contiguous shares as even as can be (a
     static schedule; their sizes differ by one at most)."""
     return np.arange(ctas, dtype=np.int64) * threads // max(ctas, 1) if ctas else np.zeros(0, int)
+
+
+@compiled
+def _counting_positions(group, first, out):
+    """A stable counting sort's destinations: element ``i`` goes to the next free place of its
+    ``group``, whose places start at ``first[group]`` (consumed as they are taken)."""
+    for i in range(len(group)):
+        g = group[i]
+        out[i] = first[g]
+        first[g] += 1
 
 
 def cpu_launch(trace: Trace, module: Module, threads: int) -> CpuLaunch:
@@ -100,15 +111,25 @@ def cpu_launch(trace: Trace, module: Module, threads: int) -> CpuLaunch:
 
     # Barrier phases: a thread's instructions up to and including its k-th barrier are phase k.
     flags = barrier[pc].astype(np.int64)
-    thread_first = np.searchsorted(inst_thread, inst_thread)  # first instruction of its thread
+    # A thread's instructions are contiguous (threads in order): each starts where it changes.
+    changes = np.flatnonzero(np.diff(inst_thread)) + 1
+    firsts = np.concatenate([[0], changes]) if total else np.zeros(0, dtype=np.int64)
+    thread_first = np.repeat(firsts, np.diff(np.append(firsts, total)))
     passed = np.cumsum(flags) - flags
     phase = passed - (passed[thread_first] if total else 0)
     cta = inst_thread // (wpc * 32)
     cpu = cta_shares(ctas, threads)[cta]
     # A CPU thread: its CTAs in order; in a CTA, phase by phase; in a phase, thread by thread.
-    new_order = np.lexsort((np.arange(total), inst_thread, phase, cta, cpu))
+    # The instructions are in (CTA, thread, program) order already, and a CPU thread's CTAs are
+    # consecutive, so a stable counting sort by (CTA, phase) gives that order in linear time.
+    phases = int(phase.max()) + 1 if total else 1
+    group = cta * phases + phase
+    first = np.zeros(ctas * phases + 1, dtype=np.int64)
+    np.cumsum(np.bincount(group, minlength=ctas * phases), out=first[1:])
     new_index = np.empty(total, dtype=np.int64)
-    new_index[new_order] = np.arange(total)
+    _counting_positions(group, first, new_index)
+    new_order = np.empty(total, dtype=np.int64)
+    new_order[new_index] = np.arange(total)
 
     # Memory accesses: each record's lanes, at their thread's instruction.
     rec_warp = trace.mem_warp.astype(np.int64) - first_warp
