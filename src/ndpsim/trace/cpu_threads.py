@@ -114,9 +114,8 @@ def cpu_launch(trace: Trace, module: Module, threads: int) -> CpuLaunch:
     # A thread's instructions are contiguous (threads in order): each starts where it changes.
     changes = np.flatnonzero(np.diff(inst_thread)) + 1
     firsts = np.concatenate([[0], changes]) if total else np.zeros(0, dtype=np.int64)
-    thread_first = np.repeat(firsts, np.diff(np.append(firsts, total)))
-    passed = np.cumsum(flags) - flags
-    phase = passed - (passed[thread_first] if total else 0)
+    passed = np.cumsum(flags) - flags  # barriers before each instruction, all threads'
+    phase = passed - np.repeat(passed[firsts], np.diff(np.append(firsts, total)))
     cta = inst_thread // (wpc * 32)
     cpu = cta_shares(ctas, threads)[cta]
     # A CPU thread: its CTAs in order; in a CTA, phase by phase; in a phase, thread by thread.

@@ -115,7 +115,7 @@ def build_cpu_work(launch: CpuLaunch, module: Module) -> CpuWork:
         following[-1] = launch.pc[-1] + 1
     taken = ((classes[launch.pc] == K_BRANCH) & (following != launch.pc + 1)).astype(np.int64)
     src_first, src, dst_first, dst, registers = register_sets(function)
-    address = launch.mem_address.astype(np.int64)
+    address = launch.mem_address.astype(np.int64)  # a copy: the private buffers move
     thread = np.repeat(np.arange(launch.threads, dtype=np.int64), np.diff(launch.mem_first))
     for space, slot in ((MemorySpace.SHARED, 0), (MemorySpace.LOCAL, 1)):
         private = launch.mem_space == space
@@ -124,13 +124,13 @@ def build_cpu_work(launch: CpuLaunch, module: Module) -> CpuWork:
                              f"{PRIVATE_LIMIT:,} bytes")  # fmt: skip
         address[private] += PRIVATE_BASE + (2 * thread[private] + slot) * PRIVATE_STRIDE
     return CpuWork(
-        thread_first=launch.inst_first.astype(np.int64),
-        inst_pc=launch.pc.astype(np.int64),
+        thread_first=launch.inst_first.astype(np.int64, copy=False),
+        inst_pc=launch.pc.astype(np.int64, copy=False),
         inst_mem=inst_mem,
         inst_taken=taken,
         mem_address=address,
-        mem_bytes=launch.mem_bytes.astype(np.int64),
-        mem_kind=launch.mem_kind.astype(np.int64),
+        mem_bytes=launch.mem_bytes.astype(np.int64, copy=False),
+        mem_kind=launch.mem_kind.astype(np.int64, copy=False),
         pc_class=classes,
         pc_src_first=src_first,
         pc_src=src,

@@ -225,7 +225,7 @@ def _short_of_room(events, pool):
 
 
 @compiled(inline=True)
-def _finished(cores, pool, clocks):
+def _finished(pool, clocks):
     if clocks[K_NEXT_TICK] < NEVER or pool.meta[0] != pool.free.shape[0]:
         return False, 0
     if clocks[K_WRITES_PENDING] > 0:

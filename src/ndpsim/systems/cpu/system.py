@@ -9,8 +9,6 @@ their state from one launch to the next.
 
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
 
 from ndpsim.energy import by_component, cpu_core_energy_pj, dram_energy_pj, load_energy_table
@@ -38,7 +36,7 @@ from ndpsim.trace.cpu_work import PRIVATE_STRIDE, build_cpu_work
 from ndpsim.trace.work import LINE_BYTES
 
 
-class CpuSystem:
+class CpuSystem(skeleton.ProgramSystem):
     def __init__(self, config: CpuSystemConfig):
         c = self.config = config
         self.dram = c.dram_preset().in_accesses_of(LINE_BYTES)
@@ -53,17 +51,8 @@ class CpuSystem:
     def channel_label(self, ch: int) -> str:
         return f"channel{ch}"
 
-    def run(self, traces, module, memory, seed=None, on_epoch=None,
-            timeline: Timeline | None = None):  # fmt: skip
-        """Simulate the kernel launches ``traces`` of one program on the host's cores; fill
-        ``timeline``, if given, with its cores and DRAM channels window by window."""
-        return self.start(traces, module, memory, seed, on_epoch, timeline).finish()
-
-    def start(self, traces, module, memory, seed=None, on_epoch=None,
-              timeline: Timeline | None = None):  # fmt: skip
-        seed = self.config.seed if seed is None else seed
-        return skeleton.start_program(partial(CpuRun, self, module, memory, seed), traces,
-                                      on_epoch, timeline)  # fmt: skip
+    def machine(self, module, memory, seed: int) -> CpuRun:
+        return CpuRun(self, module, memory, seed)
 
 
 class CpuRun(skeleton.Machine):

@@ -9,8 +9,6 @@ processors' routers is an off-chip link. Each core reaches its NBUs' banks over 
 
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
 
 from ndpsim.energy import by_component, core_energy_pj, dram_energy_pj, load_energy_table
@@ -41,7 +39,7 @@ from ndpsim.systems.skeleton.timeline import DramSampler, LinkSampler, RunTimeli
 from ndpsim.trace.work import LINE_BYTES, W_NUM_CTAS, W_NUM_REGISTERS, build_kernel_work
 
 
-class MpuSystem:
+class MpuSystem(skeleton.ProgramSystem):
     def __init__(self, config: MpuSystemConfig):
         c = self.config = config
         p = c.processors
@@ -85,17 +83,8 @@ class MpuSystem:
     def channel_label(self, ch: int) -> str:
         return f"processor{ch // self.channels}-nbu{ch % self.channels}"
 
-    def run(self, traces, module, memory, seed=None, on_epoch=None,
-            timeline: Timeline | None = None):  # fmt: skip
-        """Simulate the kernel launches ``traces`` of one program; fill ``timeline``, if given,
-        with its cores, links and DRAM channels window by window."""
-        return self.start(traces, module, memory, seed, on_epoch, timeline).finish()
-
-    def start(self, traces, module, memory, seed=None, on_epoch=None,
-              timeline: Timeline | None = None):  # fmt: skip
-        seed = self.config.seed if seed is None else seed
-        return skeleton.start_program(partial(MpuRun, self, module, memory, seed), traces,
-                                      on_epoch, timeline)  # fmt: skip
+    def machine(self, module, memory, seed: int) -> MpuRun:
+        return MpuRun(self, module, memory, seed)
 
 
 class MpuRun(skeleton.Machine):

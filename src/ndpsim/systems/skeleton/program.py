@@ -191,3 +191,29 @@ def start_program(build: Callable[[], Machine], traces: Sequence[Any],
     steps = program_steps(build, traces, pause, on_epoch, timeline)
     view = next(steps)  # the hardware built, nothing simulated yet
     return SteppedRun(steps, pause, view)
+
+
+class ProgramSystem(ABC):
+    """A system whose run of one program is a :class:`Machine`'s on the skeleton: ``run`` and
+    ``start`` (the stepped run) the same for every such kind, which says only how its machine
+    is built."""
+
+    config: Any  # the kind's config model, with a ``seed``
+
+    @abstractmethod
+    def machine(self, module: Any, memory: Any, seed: int) -> Machine:
+        """The hardware of one run of a program of PTX ``module`` whose device memory is
+        ``memory``, random choices drawn from ``seed``."""
+
+    def run(self, traces, module, memory, seed=None, on_epoch=None,
+            timeline: Timeline | None = None):  # fmt: skip
+        """Simulate the kernel launches ``traces`` of one program; fill ``timeline``, if given,
+        with the run's components window by window."""
+        return self.start(traces, module, memory, seed, on_epoch, timeline).finish()
+
+    def start(self, traces, module, memory, seed=None, on_epoch=None,
+              timeline: Timeline | None = None) -> SteppedRun:  # fmt: skip
+        """The run of :meth:`run`, for its caller to advance step by step."""
+        seed = self.config.seed if seed is None else seed
+        return start_program(lambda: self.machine(module, memory, seed), traces, on_epoch,
+                             timeline)  # fmt: skip
