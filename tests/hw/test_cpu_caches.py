@@ -10,7 +10,7 @@ from ndpsim.hw import cache as cachemod
 from ndpsim.hw.core.cpu_config import CpuCoreConfig
 from ndpsim.hw.cpu import caches as cc
 from ndpsim.hw.cpu import core as cpu
-from ndpsim.trace.cpu_work import K_INT, K_LOAD, CpuWork
+from ndpsim.trace.cpu_work import K_INT, K_LOAD, CpuWork, stream_work
 
 PERIOD_PS = 1000
 LINE = 64
@@ -29,30 +29,15 @@ def chase(lines: np.ndarray, repeat: int, extra: int = 0) -> CpuWork:
     """A pointer chase over ``lines`` (each load's address comes from the previous load),
     ``repeat`` times round, each load followed by ``extra`` independent instructions."""
     order = np.tile(lines, repeat)
-    per = 1 + extra
     pcs = np.tile(np.array([0] + [1] * extra), len(order))
-    n = len(pcs)
-    inst_mem = np.full(n, -1, dtype=np.int64)
-    inst_mem[::per] = np.arange(len(order))
-    return CpuWork(
-        thread_first=np.array([0, n], dtype=np.int64), inst_pc=pcs.astype(np.int64),
-        inst_mem=inst_mem, inst_taken=np.zeros(n, dtype=np.int64),
-        mem_address=(order * LINE).astype(np.int64), mem_bytes=np.full(len(order), 8),
-        mem_kind=np.zeros(len(order), dtype=np.int64),
-        pc_class=np.array([K_LOAD, K_INT], dtype=np.int64),
-        pc_src_first=np.array([0, 1, 1], dtype=np.int64), pc_src=np.array([0], dtype=np.int64),
-        pc_dst_first=np.array([0, 1, 2], dtype=np.int64), pc_dst=np.array([0, 1], np.int64),
-        registers=2,
-    )  # fmt: skip
+    return stream_work(pcs, [K_LOAD, K_INT], [[0], []], [[0], [1]], addresses=order * LINE)
 
 
 def run(work: CpuWork, h: cc.CpuCaches):
     """``work``'s threads on cores in front of ``h``, memory answering ``MEMORY_CYCLES`` after a
     read; returns the cycles and the memory reads."""
     config = CpuCoreConfig()
-    cores = cpu.build_cores(work.threads, work.registers, config.params(PERIOD_PS),
-                            config.latencies(), work.thread_first[:-1],
-                            work.thread_first[1:])  # fmt: skip
+    cores = cpu.build_cores(work, config.params(PERIOD_PS), config.latencies())
     pending: list[tuple[int, str, tuple]] = []  # (time, what, details)
     waiting: dict[int, list[tuple[int, int, bool]]] = {}  # LLC MSHR -> (core, entry, write)
     prefetched: set[tuple[int, int]] = set()  # (core, line) on their way from memory

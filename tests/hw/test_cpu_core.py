@@ -8,6 +8,7 @@ import pytest
 
 from ndpsim.hw.core.cpu_config import CpuCoreConfig
 from ndpsim.hw.cpu import core as cpu
+from ndpsim.ptx import DeviceMemory, launch
 from ndpsim.trace.cpu_threads import cpu_program
 from ndpsim.trace.cpu_work import (
     K_BRANCH,
@@ -17,42 +18,14 @@ from ndpsim.trace.cpu_work import (
     K_STORE,
     CpuWork,
     build_cpu_work,
+    stream_work,
 )
 from ndpsim.workloads import kernel_module, run_workload
+from tests.simt.harness import module_from
 
 PERIOD_PS = 1000
 #: ALP Table 1's core (the defaults): 4-wide, 128-entry ROB, 32-entry load and store queues.
 ALP = CpuCoreConfig()
-
-
-def stream(pcs, classes, sources, destinations, taken=None, addresses=None) -> CpuWork:
-    """One thread's stream over a hand-made program: ``classes[pc]``, ``sources[pc]`` and
-    ``destinations[pc]`` (lists of registers), ``pcs`` the instructions in order."""
-    pcs = np.asarray(pcs, dtype=np.int64)
-    n = len(pcs)
-    memory = [i for i in range(n) if classes[pcs[i]] in (K_LOAD, K_STORE)]
-    inst_mem = np.full(n, -1, dtype=np.int64)
-    inst_mem[memory] = np.arange(len(memory))
-    if addresses is None:
-        addresses = 64 * np.arange(len(memory))
-
-    def csr(lists):
-        first = np.concatenate([[0], np.cumsum([len(x) for x in lists])]).astype(np.int64)
-        flat = np.array([r for x in lists for r in x], dtype=np.int64)
-        return first, flat
-
-    src_first, src = csr(sources)
-    dst_first, dst = csr(destinations)
-    registers = 1 + max([r for x in (*sources, *destinations) for r in x], default=0)
-    return CpuWork(
-        thread_first=np.array([0, n], dtype=np.int64), inst_pc=pcs, inst_mem=inst_mem,
-        inst_taken=np.zeros(n, np.int64) if taken is None else np.asarray(taken, np.int64),
-        mem_address=np.asarray(addresses, dtype=np.int64),
-        mem_bytes=np.full(len(memory), 8, dtype=np.int64),
-        mem_kind=np.zeros(len(memory), dtype=np.int64),
-        pc_class=np.asarray(classes, dtype=np.int64), pc_src_first=src_first, pc_src=src,
-        pc_dst_first=dst_first, pc_dst=dst, registers=registers,
-    )  # fmt: skip
 
 
 def run(work: CpuWork, memory_cycles: int = 100, **changes):
@@ -61,9 +34,7 @@ def run(work: CpuWork, memory_cycles: int = 100, **changes):
     in_order = changes.pop("in_order", False)
     config = ALP.model_copy(update=changes)
     threads = work.threads
-    cores = cpu.build_cores(threads, work.registers, config.params(PERIOD_PS, in_order),
-                            config.latencies(), work.thread_first[:-1],
-                            work.thread_first[1:])  # fmt: skip
+    cores = cpu.build_cores(work, config.params(PERIOD_PS, in_order), config.latencies())
     writes: list[tuple[int, int]] = []  # (time written, core)
     now, delay = 0, memory_cycles * PERIOD_PS
     while not all(cpu.finished(cores, c) for c in range(threads)):
@@ -89,7 +60,7 @@ def run(work: CpuWork, memory_cycles: int = 100, **changes):
 
 def test_a_dependent_alu_chain_retires_one_instruction_a_cycle():
     n = 2_000
-    cycles, (stats,) = run(stream([0] * n, [K_INT], [[0]], [[0]]))
+    cycles, (stats,) = run(stream_work([0] * n, [K_INT], [[0]], [[0]]))
     assert stats["instructions"] == n
     assert n <= cycles <= n + 10
 
@@ -97,14 +68,14 @@ def test_a_dependent_alu_chain_retires_one_instruction_a_cycle():
 def test_independent_instructions_reach_the_issue_width():
     n = 4_000
     pcs = np.arange(n) % 8
-    cycles, (stats,) = run(stream(pcs, [K_INT] * 8, [[]] * 8, [[r] for r in range(8)]))
+    cycles, (stats,) = run(stream_work(pcs, [K_INT] * 8, [[]] * 8, [[r] for r in range(8)]))
     assert stats["instructions"] == n
     assert n / 4 <= cycles <= n / 4 + 10
 
 
 def test_a_longer_latency_stretches_a_dependent_chain():
     n = 500
-    cycles, _ = run(stream([0] * n, [K_MUL], [[0]], [[0]]))
+    cycles, _ = run(stream_work([0] * n, [K_MUL], [[0]], [[0]]))
     assert ALP.latency_mul * n <= cycles <= ALP.latency_mul * n + 10
 
 
@@ -117,7 +88,7 @@ def test_the_defaults_are_alp_table_1s_core():
 def test_loads_in_flight_never_exceed_the_load_queue():
     # independent loads that each take 100 cycles: the load queue bounds the overlap
     n = 640
-    work = stream([0] * n, [K_LOAD], [[]], [[0]])
+    work = stream_work([0] * n, [K_LOAD], [[]], [[0]])
     cycles, (stats,) = run(work, memory_cycles=100)
     assert stats["peak_loads_in_flight"] == 32
     assert stats["load_queue_full_cycles"] > 0
@@ -130,7 +101,7 @@ def test_loads_in_flight_never_exceed_the_load_queue():
 def test_a_load_miss_stalls_an_in_order_core_at_its_first_use():
     # load r1; r2 = r1 + 1 (uses the load); r3 = r3 + 1 x 50 (independent)
     body = [0, 1] + [2] * 50
-    work = stream(body, [K_LOAD, K_INT, K_INT], [[], [1], [3]], [[1], [2], [3]])
+    work = stream_work(body, [K_LOAD, K_INT, K_INT], [[], [1], [3]], [[1], [2], [3]])
     out_of_order, _ = run(work, memory_cycles=100)
     in_order, _ = run(work, memory_cycles=100, in_order=True, width=1)
     # out of order the independent chain runs under the miss, and retires 4 a cycle after it
@@ -140,7 +111,7 @@ def test_a_load_miss_stalls_an_in_order_core_at_its_first_use():
 
 def test_the_rob_bounds_how_far_a_core_runs_ahead_of_a_miss():
     # a load, then 1,000 independent instructions: the ROB fills behind the load
-    work = stream([0] + [1] * 1_000, [K_LOAD, K_INT], [[], []], [[0], [1]])
+    work = stream_work([0] + [1] * 1_000, [K_LOAD, K_INT], [[], []], [[0], [1]])
     _, (big,) = run(work, memory_cycles=200)
     _, (small,) = run(work, memory_cycles=200, rob=16)
     assert small["rob_full_cycles"] > big["rob_full_cycles"]
@@ -152,7 +123,10 @@ def test_the_predictor_learns_a_pattern_and_misses_random_branches(pattern, expe
     n = 2_000
     rng = np.random.default_rng(0)
     taken = np.arange(n) % 2 if pattern == "alternating" else rng.integers(0, 2, n)
-    work = stream([0] * n, [K_BRANCH], [[]], [[]], taken=taken)
+    # the branch at pc 0 goes back to itself when taken, else falls through to pc 1, which
+    # jumps back to it
+    pcs = [p for t in taken for p in ([0] if t else [0, 1])]
+    work = stream_work(pcs, [K_BRANCH, K_INT], [[], []], [[], []])
     cycles, (stats,) = run(work)
     rate = stats["mispredicts"] / stats["branches"]
     if expect_mispredicts:
@@ -164,7 +138,7 @@ def test_the_predictor_learns_a_pattern_and_misses_random_branches(pattern, expe
 
 def test_stores_retire_without_waiting_but_the_store_queue_bounds_the_writes():
     n = 400
-    work = stream([0] * n, [K_STORE], [[]], [[]])
+    work = stream_work([0] * n, [K_STORE], [[]], [[]])
     cycles, (stats,) = run(work, memory_cycles=100)
     assert stats["stores"] == n
     assert stats["store_queue_full_cycles"] > 0
@@ -177,5 +151,24 @@ def test_a_workload_runs_its_cpu_threads_to_the_end():
     (launch,) = cpu_program(functional.traces, module, threads=2)
     work = build_cpu_work(launch, module)
     _, stats = run(work, memory_cycles=50)
-    assert sum(s["instructions"] for s in stats) == len(work.inst_pc)
-    assert sum(s["loads"] for s in stats) == int((work.mem_kind == 0).sum())
+    assert sum(s["instructions"] for s in stats) == work.instruction_count
+    assert sum(s["loads"] for s in stats) == int((launch.mem_kind == 0).sum())
+
+
+def test_a_load_whose_guard_is_false_issues_without_an_access():
+    # half the lanes load: the other CUDA threads run the instruction and touch nothing
+    module = module_from("""
+    ld.param.u64 %rd1, [k_in];
+    mov.u32 %r1, %tid.x;
+    setp.lt.u32 %p1, %r1, 16;
+    @%p1 ld.global.u32 %r2, [%rd1];
+    ret;
+""", params=".param .u64 k_in")  # fmt: skip
+    memory = DeviceMemory()
+    trace = launch(module, "k", 1, 32, [memory.alloc(4)], memory)
+    (cpu_threads,) = cpu_program([trace], module, threads=1)
+    assert len(cpu_threads.mem_address) == 16
+    work = build_cpu_work(cpu_threads, module)
+    _, (stats,) = run(work, memory_cycles=50)
+    assert stats["instructions"] == 32 * 5
+    assert stats["loads"] == 16

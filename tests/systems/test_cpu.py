@@ -28,7 +28,7 @@ def _caches(result) -> dict:
 def test_every_instruction_of_every_cpu_thread_retires(workload):
     functional, module, result = _run(workload)
     launches = cpu_program(functional.traces, module, 8)
-    assert result.summary["warp_instructions"] == sum(len(launch.pc) for launch in launches)
+    assert result.summary["warp_instructions"] == sum(launch.instruction_count for launch in launches)
     assert len(result.summary["ipc_per_core"]) == 8
     assert result.energy["total"] > 0 and result.energy["caches"] > 0
 

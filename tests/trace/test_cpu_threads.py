@@ -8,8 +8,14 @@ import numpy as np
 import pytest
 
 from ndpsim.ptx import DeviceMemory, launch
-from ndpsim.trace.cpu_threads import cpu_launch, cpu_program, cta_shares
-from ndpsim.trace.trace import MemoryKind, expand_addresses
+from ndpsim.trace.cpu_threads import (
+    PRIVATE_BASE,
+    PRIVATE_STRIDE,
+    cpu_launch,
+    cpu_program,
+    cta_shares,
+)
+from ndpsim.trace.trace import MemoryKind, MemorySpace, expand_addresses
 from ndpsim.workloads import kernel_module, run_workload
 from tests.simt.harness import module_from
 
@@ -57,7 +63,7 @@ def test_a_cta_runs_thread_after_thread_up_to_each_barrier():
 def test_each_cuda_threads_instructions_stay_in_program_order():
     module, trace, _ = _two_phases(ctas=1, block=32)
     cpu = cpu_launch(trace, module, threads=1)
-    body = list(cpu.instructions(0))
+    body = list(cpu.pcs())
     per_thread = len(body) // 32
     # phase 0 of every thread (up to the barrier), then phase 1 of every thread
     barrier = 8  # the pc of bar.sync
@@ -65,7 +71,7 @@ def test_each_cuda_threads_instructions_stay_in_program_order():
     assert first == list(range(barrier + 1)) * 32
     assert second == list(range(barrier + 1, per_thread)) * 32
     # each access sits at a store of its thread
-    assert all(body[i] in (7, 10) for i in cpu.mem_inst)
+    assert all(body[i] in (7, 10) for i in cpu.access_instructions())
 
 
 @pytest.mark.parametrize("workload", ["vadd", "rd", "bfs", "hist", "nw"])
@@ -74,19 +80,28 @@ def test_every_instruction_and_access_of_the_trace_runs_once(workload, threads):
     run = run_workload(workload, "tiny", 0)
     module = kernel_module(run.workload.module_name)
     for trace, cpu in zip(run.traces, cpu_program(run.traces, module, threads), strict=True):
+        pcs, first, at = cpu.pcs(), cpu.instruction_first(), cpu.access_instructions()
         assert cpu.threads == threads
-        assert cpu.inst_first[-1] == len(cpu.pc) == trace.num_thread_instructions
-        assert cpu.mem_first[-1] == len(cpu.mem_inst) == trace.num_memory_accesses
-        assert (np.diff(cpu.mem_inst) >= 0).all()  # accesses in each thread's order
+        assert first[-1] == len(pcs) == cpu.instruction_count == trace.num_thread_instructions
+        assert cpu.mem_first[-1] == len(at) == trace.num_memory_accesses
+        assert (np.diff(at) > 0).all()  # accesses in each thread's order, one per instruction
         for k in range(threads):  # an access belongs to its CPU thread's instructions
-            inside = cpu.mem_inst[cpu.mem_first[k] : cpu.mem_first[k + 1]]
-            assert ((inside >= cpu.inst_first[k]) & (inside < cpu.inst_first[k + 1])).all()
+            inside = at[cpu.mem_first[k] : cpu.mem_first[k + 1]]
+            assert ((inside >= first[k]) & (inside < first[k + 1])).all()
+        # a segment is consecutive pcs of one CUDA thread, and its accesses lie inside it
+        assert (cpu.mem_offset >= 0).all()
+        segment = np.repeat(np.arange(len(cpu.seg_pc)), np.diff(cpu.seg_mem))
+        assert (cpu.mem_offset < cpu.seg_length[segment]).all()
         recorded = expand_addresses(trace.mem_mask, trace.mem_form, trace.mem_offset,
                                     trace.mem_base, trace.mem_stride, trace.lane_offsets,
-                                    trace.addresses)  # fmt: skip
-        assert sorted(cpu.mem_address) == sorted(recorded)
+                                    trace.addresses).view(np.int64)  # fmt: skip
+        private = (cpu.mem_space == MemorySpace.SHARED) | (cpu.mem_space == MemorySpace.LOCAL)
+        assert (cpu.mem_address[private] >= PRIVATE_BASE).all()
+        unmoved = (cpu.mem_address[private] - PRIVATE_BASE) % PRIVATE_STRIDE
+        listed = np.concatenate([cpu.mem_address[~private], unmoved])
+        assert sorted(listed) == sorted(recorded)
         memory_pcs = set(map(int, trace.mem_pc))
-        assert set(map(int, cpu.pc[cpu.mem_inst])) <= memory_pcs
+        assert set(map(int, pcs[at])) <= memory_pcs
 
 
 def test_ctas_go_to_cpu_threads_in_contiguous_even_shares():

@@ -6,7 +6,7 @@ import numpy as np
 
 from ndpsim.frontend.parser import parse_ptx
 from ndpsim.trace import cpu_work as k
-from ndpsim.trace.cpu_threads import cpu_program
+from ndpsim.trace.cpu_threads import PRIVATE_BASE, PRIVATE_STRIDE, cpu_program
 from ndpsim.trace.trace import MemorySpace
 from ndpsim.workloads import kernel_module, run_workload
 
@@ -46,15 +46,15 @@ def test_classes_follow_what_an_x86_core_does_with_the_operation():
     ]  # fmt: skip
 
 
-def test_a_taken_branch_is_one_whose_thread_goes_elsewhere():
-    (work,), _ = _work("gemv", 2)
-    branches = work.pc_class[work.inst_pc] == k.K_BRANCH
-    assert work.inst_taken[~branches].sum() == 0
-    # a taken branch's next instruction is not the following pc; a fall-through's is
-    following = np.append(work.inst_pc[1:], -1)
-    taken = branches & (work.inst_taken == 1)
-    assert (following[taken] != work.inst_pc[taken] + 1).all()
-    assert 0 < taken.sum() < branches.sum()
+def test_a_hand_made_stream_is_cut_into_segments_where_the_pcs_jump():
+    # pcs 0 1 2 | 0 1 | 5 6, the loads at pc 1 and pc 6
+    classes = [k.K_INT, k.K_LOAD, k.K_BRANCH, k.K_INT, k.K_INT, k.K_INT, k.K_LOAD]
+    work = k.stream_work([0, 1, 2, 0, 1, 5, 6], classes, [[]] * 7, [[]] * 7,
+                         addresses=[64, 128, 192])  # fmt: skip
+    assert list(work.seg_pc) == [0, 0, 5] and list(work.seg_length) == [3, 2, 2]
+    assert list(work.seg_mem) == [0, 1, 2, 3]  # one access in each segment
+    assert list(work.mem_offset) == [1, 1, 1]
+    assert work.instruction_count == 7 and work.threads == 1
 
 
 def test_each_cpu_thread_has_shared_memory_of_its_own_apart_from_device_memory():
@@ -63,8 +63,8 @@ def test_each_cpu_thread_has_shared_memory_of_its_own_apart_from_device_memory()
     shared = launch.mem_space == MemorySpace.SHARED
     assert shared.any()
     addresses = work.mem_address[shared]
-    assert (addresses >= k.PRIVATE_BASE).all()
-    slot = (addresses - k.PRIVATE_BASE) // k.PRIVATE_STRIDE
+    assert (addresses >= PRIVATE_BASE).all()
+    slot = (addresses - PRIVATE_BASE) // PRIVATE_STRIDE
     thread = np.repeat(np.arange(launch.threads), np.diff(launch.mem_first))[shared]
     assert (slot == 2 * thread).all()
-    assert (work.mem_address[~shared] < k.PRIVATE_BASE).all()
+    assert (work.mem_address[~shared] < PRIVATE_BASE).all()

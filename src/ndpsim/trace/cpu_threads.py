@@ -15,6 +15,15 @@ instructions (a thread's order is its program order), the addresses and their or
 working set and the reuse. What changes is that nothing is SIMD: one PTX instruction of one
 thread is one CPU instruction, and the instruction count is the thread instructions of the
 trace, not what a vectorising CPU compiler would emit.
+
+A CPU thread's ``__shared__`` arrays and its CUDA threads' local frames live in a private area
+of its own above the device memory (see ``PRIVATE_BASE``), as a CUDA-to-CPU compiler allocates
+them.
+
+A stream is stored as *segments*: straight runs of consecutive pcs of one CUDA thread (a
+trace run's share of one lane, cut at barriers), each with its accesses, so that a launch of a
+hundred million instructions costs a few bytes per segment and per access, not per instruction;
+the lowering is one compiled pass over the trace's runs and records.
 """
 
 from __future__ import annotations
@@ -26,22 +35,37 @@ import numpy as np
 from ndpsim.analysis.classify import Kind, base_kind
 from ndpsim.frontend.ir import Module
 from ndpsim.numba_cache import compiled
-from ndpsim.trace.trace import Trace, expand_addresses
+from ndpsim.trace.trace import AFFINE, NARROW, MemorySpace, Trace, popcount
+
+#: Where a CPU thread's shared and local memory live: its CTAs' ``__shared__`` arrays become one
+#: buffer it reuses CTA after CTA, and its CUDA threads' local frames one stack frame, as
+#: CUDA-to-CPU compilers allocate them. Thread ``t``'s shared buffer is slot ``2t`` and its
+#: local frame slot ``2t + 1`` of a private area above the device memory (whose addresses stay
+#: below 2^40); slots are 16 MiB and 68 KiB apart, so that different threads' buffers do not
+#: all fall in the same sets of a cache (a power-of-two stride would put them there).
+PRIVATE_BASE, PRIVATE_STRIDE, PRIVATE_LIMIT = 1 << 40, (16 << 20) + (68 << 10), 16 << 20
+
+# what the lowering's counting pass found wrong (it returns the first)
+_OK, _INACTIVE_LANE, _PRIVATE_BEYOND, _OVERFLOW = 0, 1, 2, 3
 
 
 @dataclass(frozen=True)
 class CpuLaunch:
-    """One launch as CPU threads run it. Thread ``k``'s instructions are
-    ``pc[inst_first[k]:inst_first[k + 1]]`` in order; its memory accesses are
-    ``mem_*[mem_first[k]:mem_first[k + 1]]``, each at instruction ``mem_inst`` (an index into
-    ``pc``) in order."""
+    """One launch as CPU threads run it. Thread ``k`` runs segments ``thread_first[k]`` up to
+    ``thread_first[k + 1]`` in order; segment ``s`` is pcs ``seg_pc[s]`` up to ``seg_pc[s] +
+    seg_length[s]``, and its accesses are ``mem_*[seg_mem[s]:seg_mem[s + 1]]`` in order, each
+    made by the instruction ``mem_offset`` places into the segment. Thread ``k``'s accesses are
+    ``mem_first[k]`` up to ``mem_first[k + 1]``. Shared and local addresses are already in the
+    thread's private area."""
 
     kernel: str
-    pc: np.ndarray  # int64[instructions]: the PTX pc of each instruction, thread after thread
-    inst_first: np.ndarray  # int64[threads + 1]
-    mem_inst: np.ndarray  # int64[accesses]
-    mem_address: np.ndarray  # uint64[accesses]
-    mem_bytes: np.ndarray  # int64[accesses]
+    seg_pc: np.ndarray  # int32[segments]
+    seg_length: np.ndarray  # int32[segments]
+    seg_mem: np.ndarray  # int64[segments + 1]
+    thread_first: np.ndarray  # int64[threads + 1]
+    mem_address: np.ndarray  # int64[accesses]
+    mem_offset: np.ndarray  # int32[accesses]
+    mem_bytes: np.ndarray  # int32[accesses]
     mem_kind: np.ndarray  # uint8[accesses]: MemoryKind
     mem_space: np.ndarray  # uint8[accesses]: MemorySpace
     mem_first: np.ndarray  # int64[threads + 1]
@@ -49,10 +73,30 @@ class CpuLaunch:
 
     @property
     def threads(self) -> int:
-        return len(self.inst_first) - 1
+        return len(self.thread_first) - 1
 
-    def instructions(self, thread: int) -> np.ndarray:
-        return self.pc[self.inst_first[thread] : self.inst_first[thread + 1]]
+    @property
+    def instruction_count(self) -> int:
+        return int(self.seg_length.sum(dtype=np.int64))
+
+    def pcs(self) -> np.ndarray:
+        """Every instruction's pc, thread after thread (expanded: for tests and analyses of
+        small launches, not for the timing model)."""
+        lengths = self.seg_length.astype(np.int64)
+        starts = np.cumsum(lengths) - lengths
+        segment = np.repeat(np.arange(len(lengths)), lengths)
+        return self.seg_pc.astype(np.int64)[segment] + np.arange(len(segment)) - starts[segment]
+
+    def instruction_first(self) -> np.ndarray:
+        """Where each thread's instructions start in :meth:`pcs` (and end: ``threads + 1``)."""
+        ends = np.concatenate([[0], np.cumsum(self.seg_length, dtype=np.int64)])
+        return ends[self.thread_first]
+
+    def access_instructions(self) -> np.ndarray:
+        """The index in :meth:`pcs` of each access's instruction."""
+        ends = np.concatenate([[0], np.cumsum(self.seg_length, dtype=np.int64)])
+        segment = np.repeat(np.arange(len(self.seg_length)), np.diff(self.seg_mem))
+        return ends[segment] + self.mem_offset
 
 
 def cta_shares(ctas: int, threads: int) -> np.ndarray:
@@ -61,14 +105,105 @@ def cta_shares(ctas: int, threads: int) -> np.ndarray:
     return np.arange(ctas, dtype=np.int64) * threads // max(ctas, 1) if ctas else np.zeros(0, int)
 
 
+@compiled(inline=True)
+def _lanes_below(mask, lane):
+    """How many lanes below ``lane`` ``mask`` holds (a popcount)."""
+    x = mask & ((np.int64(1) << lane) - 1)
+    x = x - ((x >> 1) & 0x55555555)
+    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
+    return (((x + (x >> 4)) & 0x0F0F0F0F) * 0x01010101 & 0xFFFFFFFF) >> 24
+
+
 @compiled
-def _counting_positions(group, first, out):
-    """A stable counting sort's destinations: element ``i`` goes to the next free place of its
-    ``group``, whose places start at ``first[group]`` (consumed as they are taken)."""
-    for i in range(len(group)):
-        g = group[i]
-        out[i] = first[g]
-        first[g] += 1
+def _lower(cta_cpu, wpc, run_first, run_pc, run_length, run_mask, run_seq, rec_first,
+           rec_seq, rec_mask, rec_form, rec_offset, rec_base, rec_stride, rec_size, rec_kind,
+           rec_space, lane_offsets, addresses, next_barrier, at_run, at_offset, at_record,
+           seg_pc, seg_length, seg_mem, thread_end, mem_address, mem_offset, mem_bytes, mem_kind,
+           mem_space, mem_end, counts):  # fmt: skip
+    """Walk every CTA's threads phase by phase (see the module), writing the segments and
+    accesses (the arrays are sized to the most the trace may need: a run's share of a lane
+    that falls through from the lane's previous run joins its segment). ``counts`` gets
+    (segments, accesses); returns _OK or what was wrong. ``at_*`` are scratch: each CUDA
+    thread of the CTA at hand, its next run, its place in that run, and its next record."""
+    segments, accesses = 0, 0
+    threads_per_cta = wpc * 32
+    for cta in range(len(cta_cpu)):
+        cpu = cta_cpu[cta]
+        for t in range(threads_per_cta):
+            w = cta * wpc + t // 32
+            at_run[t], at_offset[t], at_record[t] = run_first[w], 0, rec_first[w]
+        more = True
+        while more:  # one phase of every thread: up to and including its next barrier
+            more = False
+            for t in range(threads_per_cta):
+                w, lane = cta * wpc + t // 32, t % 32
+                bit = np.int64(1) << lane
+                r, last_run = at_run[t], run_first[w + 1]
+                k, last_record = at_record[t], rec_first[w + 1]
+                walk = segments  # this thread's first segment of the phase
+                while r < last_run:
+                    if run_mask[r] & bit == 0:
+                        r += 1
+                        continue
+                    offset = at_offset[t]
+                    start, run_end = run_pc[r] + offset, run_pc[r] + run_length[r]
+                    barrier = next_barrier[start]
+                    stop = min(run_end, barrier + 1)
+                    low = run_seq[r] + offset  # the segment's place in its warp's stream
+                    high = low + stop - start
+                    if segments > walk and seg_pc[segments - 1] + seg_length[segments - 1] == start:
+                        # it falls through from the thread's previous run: one segment
+                        base = np.int64(seg_pc[segments - 1])
+                        seg_length[segments - 1] += stop - start
+                    else:
+                        if segments == len(seg_pc):
+                            return _OVERFLOW
+                        base = start
+                        seg_pc[segments], seg_length[segments] = start, stop - start
+                        seg_mem[segments] = accesses
+                        segments += 1
+                    while k < last_record and rec_seq[k] < high:
+                        mask = rec_mask[k]
+                        if mask & bit:
+                            if rec_seq[k] < low:
+                                return _INACTIVE_LANE
+                            if rec_form[k] == AFFINE:
+                                address = rec_base[k] + lane * rec_stride[k]
+                            elif rec_form[k] == NARROW:
+                                address = rec_base[k] + np.int64(
+                                    lane_offsets[rec_offset[k] + _lanes_below(mask, lane)]
+                                )
+                            else:
+                                address = addresses[rec_offset[k] + _lanes_below(mask, lane)]
+                            space = rec_space[k]
+                            if space == MemorySpace.SHARED or space == MemorySpace.LOCAL:
+                                if address < 0 or address >= PRIVATE_LIMIT:
+                                    return _PRIVATE_BEYOND
+                                slot = 2 * cpu + (1 if space == MemorySpace.LOCAL else 0)
+                                address += PRIVATE_BASE + slot * PRIVATE_STRIDE
+                            if accesses == len(mem_address):
+                                return _OVERFLOW
+                            mem_address[accesses] = address
+                            mem_offset[accesses] = start - base + rec_seq[k] - low
+                            mem_bytes[accesses] = rec_size[k]
+                            mem_kind[accesses] = rec_kind[k]
+                            mem_space[accesses] = space
+                            accesses += 1
+                        k += 1
+                    if stop == run_end:
+                        r += 1
+                        at_offset[t] = 0
+                    else:
+                        at_offset[t] = stop - run_pc[r]
+                    if barrier < run_end:  # the thread's phase ends at the barrier
+                        break
+                at_run[t], at_record[t] = r, k
+                more = more or r < last_run
+        thread_end[cpu] = segments
+        mem_end[cpu] = accesses
+    counts[0], counts[1] = segments, accesses
+    seg_mem[segments] = accesses
+    return _OK
 
 
 def cpu_launch(trace: Trace, module: Module, threads: int) -> CpuLaunch:
@@ -77,95 +212,69 @@ def cpu_launch(trace: Trace, module: Module, threads: int) -> CpuLaunch:
         raise ValueError(f"a CPU program needs at least one thread, got {threads}")
     info = trace.info
     function = module.function(info.kernel)
+    pcs = len(function.instructions)
+    # the first barrier at or after each pc (pcs: none)
     barrier = np.array([base_kind(i).kind is Kind.BARRIER for i in function.instructions]
-                       + [False], dtype=bool)  # fmt: skip
+                       + [True])  # fmt: skip
+    next_barrier = np.flatnonzero(barrier)[np.cumsum(barrier) - barrier]
+    next_barrier[next_barrier == pcs] = np.iinfo(np.int64).max // 2
     wpc = info.warps_per_cta
     first_warp = info.cta_begin * wpc
     ctas = info.cta_end - info.cta_begin
+    warps = np.arange(ctas * wpc + 1)
 
-    # Every (run, lane) a CUDA thread executes, in each thread's program order.
-    order = np.lexsort((trace.run_seq, trace.run_warp))  # runs warp by warp, in order
-    run_warp = trace.run_warp.astype(np.int64)[order] - first_warp
-    run_pc = trace.run_pc.astype(np.int64)[order]
-    run_length = trace.run_length.astype(np.int64)[order]
-    run_mask = trace.run_mask.astype(np.uint32)[order]
-    # where each run starts, all warps' streams one after another, and in its own warp's
-    # stream (the positions memory records give)
-    global_start = np.cumsum(run_length) - run_length
-    first_run = np.searchsorted(run_warp, np.arange(ctas * wpc))  # each warp's first run
-    has_runs = first_run < len(run_warp)
-    warp_base = np.zeros(ctas * wpc, dtype=np.int64)
-    warp_base[has_runs] = global_start[first_run[has_runs]]
-    run_start = global_start - warp_base[run_warp]
-    bits = (run_mask[:, None] >> np.arange(32, dtype=np.uint32)) & 1
-    pair_run, pair_lane = np.nonzero(bits)  # runs in order, lanes ascending within each
-    thread = run_warp[pair_run] * 32 + pair_lane  # CUDA thread within the launch (warp-major)
-    by_thread = np.lexsort((pair_run, thread))  # a thread's runs in its warp's order
-    pair_run, pair_lane, thread = pair_run[by_thread], pair_lane[by_thread], thread[by_thread]
-    lengths = run_length[pair_run]
-    starts = np.cumsum(lengths) - lengths  # each pair's first instruction, threads in order
-    total = int(lengths.sum())
-    pair_of = np.repeat(np.arange(len(pair_run)), lengths)
-    pc = run_pc[pair_run][pair_of] + (np.arange(total) - starts[pair_of])
-    inst_thread = thread[pair_of]
+    runs = np.lexsort((trace.run_seq, trace.run_warp))  # each warp's runs in its order
+    run_first = np.searchsorted(trace.run_warp[runs].astype(np.int64) - first_warp, warps)
+    records = np.lexsort((trace.mem_seq, trace.mem_warp))
+    rec_first = np.searchsorted(trace.mem_warp[records].astype(np.int64) - first_warp, warps)
+    cta_cpu = cta_shares(ctas, threads)
 
-    # Barrier phases: a thread's instructions up to and including its k-th barrier are phase k.
-    flags = barrier[pc].astype(np.int64)
-    # A thread's instructions are contiguous (threads in order): each starts where it changes.
-    changes = np.flatnonzero(np.diff(inst_thread)) + 1
-    firsts = np.concatenate([[0], changes]) if total else np.zeros(0, dtype=np.int64)
-    passed = np.cumsum(flags) - flags  # barriers before each instruction, all threads'
-    phase = passed - np.repeat(passed[firsts], np.diff(np.append(firsts, total)))
-    cta = inst_thread // (wpc * 32)
-    cpu = cta_shares(ctas, threads)[cta]
-    # A CPU thread: its CTAs in order; in a CTA, phase by phase; in a phase, thread by thread.
-    # The instructions are in (CTA, thread, program) order already, and a CPU thread's CTAs are
-    # consecutive, so a stable counting sort by (CTA, phase) gives that order in linear time.
-    phases = int(phase.max()) + 1 if total else 1
-    group = cta * phases + phase
-    first = np.zeros(ctas * phases + 1, dtype=np.int64)
-    np.cumsum(np.bincount(group, minlength=ctas * phases), out=first[1:])
-    new_index = np.empty(total, dtype=np.int64)
-    _counting_positions(group, first, new_index)
-    new_order = np.empty(total, dtype=np.int64)
-    new_order[new_index] = np.arange(total)
-
-    # Memory accesses: each record's lanes, at their thread's instruction.
-    rec_warp = trace.mem_warp.astype(np.int64) - first_warp
-    record, lane = np.nonzero((trace.mem_mask.astype(np.uint32)[:, None]
-                               >> np.arange(32, dtype=np.uint32)) & 1)  # fmt: skip
-    address = expand_addresses(trace.mem_mask, trace.mem_form, trace.mem_offset, trace.mem_base,
-                               trace.mem_stride, trace.lane_offsets, trace.addresses)  # fmt: skip
-    position = trace.mem_seq.astype(np.int64)[record]  # in the warp's stream
-    warp = rec_warp[record]
-    # the run holding each access's instruction, then that (run, lane)'s pair
-    run = np.searchsorted(global_start, warp_base[warp] + position, side="right") - 1
-    pair_index = np.full((len(run_pc), 32), -1, dtype=np.int64)
-    pair_index[pair_run, pair_lane] = np.arange(len(pair_run))
-    pair = pair_index[run, lane]
-    if (pair < 0).any():
+    # Each (run, lane) is at most one segment per barrier in the run, plus one unless the run
+    # ends with a barrier; each lane of a record is one access.
+    barriers_before = np.concatenate([[0], np.cumsum(barrier[:-1])])
+    run_pc, run_length = trace.run_pc.astype(np.int64), trace.run_length.astype(np.int64)
+    run_barriers = barriers_before[run_pc + run_length] - barriers_before[run_pc]
+    pieces = run_barriers + ~barrier[run_pc + run_length - 1]
+    segments = int((popcount(trace.run_mask) * pieces).sum())
+    accesses = int(popcount(trace.mem_mask).sum())
+    seg_pc, seg_length = np.empty(segments, np.int32), np.empty(segments, np.int32)
+    seg_mem = np.empty(segments + 1, np.int64)
+    mem_address, mem_offset = np.empty(accesses, np.int64), np.empty(accesses, np.int32)
+    mem_bytes = np.empty(accesses, np.int32)
+    mem_kind, mem_space = np.empty(accesses, np.uint8), np.empty(accesses, np.uint8)
+    thread_end, mem_end = np.zeros(threads, np.int64), np.zeros(threads, np.int64)
+    counts = np.zeros(2, dtype=np.int64)
+    status = _lower(
+        cta_cpu, wpc, run_first, trace.run_pc[runs], trace.run_length[runs],
+        trace.run_mask[runs].astype(np.int64), trace.run_seq[runs], rec_first,
+        trace.mem_seq[records], trace.mem_mask[records].astype(np.int64),
+        trace.mem_form[records], trace.mem_offset[records],
+        trace.mem_base[records].view(np.int64), trace.mem_stride[records],
+        trace.mem_size[records], trace.mem_kind[records], trace.mem_space[records],
+        trace.lane_offsets, trace.addresses.view(np.int64), next_barrier,
+        *(np.zeros(wpc * 32, np.int64) for _ in range(3)), seg_pc, seg_length, seg_mem,
+        thread_end, mem_address, mem_offset, mem_bytes, mem_kind, mem_space, mem_end,
+        counts)  # fmt: skip
+    if status == _INACTIVE_LANE:
         raise ValueError(f"kernel {info.kernel!r}: a memory access of a lane the trace shows "
                          "inactive")  # fmt: skip
-    old = starts[pair] + (position - run_start[run])
-    mem_inst = new_index[old]
-    mem_order = np.argsort(mem_inst, kind="stable")
-    mem_inst = mem_inst[mem_order]
-
-    cpu_of_inst = cpu[new_order]
-    inst_first = np.searchsorted(cpu_of_inst, np.arange(threads + 1))
-    mem_first = np.searchsorted(cpu_of_inst[mem_inst], np.arange(threads + 1))
+    if status == _PRIVATE_BEYOND:
+        raise ValueError(f"kernel {info.kernel!r}: a shared or local address beyond "
+                         f"{PRIVATE_LIMIT:,} bytes")  # fmt: skip
+    if status == _OVERFLOW or counts[1] != accesses:
+        raise ValueError(
+            f"kernel {info.kernel!r}: the trace's runs and records disagree "
+            f"(its CUDA threads make {counts[1]:,} of its {accesses:,} accesses)"
+        )
+    # a thread without CTAs ends where the one before it did
     return CpuLaunch(
-        kernel=info.kernel,
-        pc=pc[new_order],
-        inst_first=inst_first.astype(np.int64),
-        mem_inst=mem_inst,
-        mem_address=address[mem_order],
-        mem_bytes=trace.mem_size.astype(np.int64)[record][mem_order],
-        mem_kind=trace.mem_kind[record][mem_order],
-        mem_space=trace.mem_space[record][mem_order],
-        mem_first=mem_first.astype(np.int64),
-        cta_thread=cta_shares(ctas, threads),
-    )
+        kernel=info.kernel, seg_pc=seg_pc[: counts[0]], seg_length=seg_length[: counts[0]],
+        seg_mem=seg_mem[: counts[0] + 1],
+        thread_first=np.concatenate([[0], np.maximum.accumulate(thread_end)]),
+        mem_address=mem_address, mem_offset=mem_offset, mem_bytes=mem_bytes, mem_kind=mem_kind,
+        mem_space=mem_space, mem_first=np.concatenate([[0], np.maximum.accumulate(mem_end)]),
+        cta_thread=cta_cpu,
+    )  # fmt: skip
 
 
 def cpu_program(traces: list[Trace], module: Module, threads: int) -> list[CpuLaunch]:

@@ -1,7 +1,7 @@
 """What a CPU core's timing model needs about one launch as CPU threads run it
-(:mod:`ndpsim.trace.cpu_threads`): each thread's instructions in order, each with its timing
-class, the registers it reads and writes, its memory access, and for a branch whether it was
-taken; the same arrays for every core model (:mod:`ndpsim.hw.cpu.core`).
+(:mod:`ndpsim.trace.cpu_threads`): each thread's segments of instructions in order, each pc's
+timing class and the registers it reads and writes, and the accesses; the same arrays for every
+core model (:mod:`ndpsim.hw.cpu.core`).
 
 A CPU thread runs its CUDA threads one after another with the same register names. Their
 registers are renamed (an out-of-order core's rename stage; an in-order core's scoreboard sees
@@ -10,7 +10,7 @@ the same CUDA thread's: PTX writes a register before it reads it. The timing cla
 what an x86 core does with the operation, not the GPU's units: integer multiply and divide,
 floating-point add-multiply and divide, and the PTX "special functions" (square root,
 reciprocal, transcendental approximations), which a CPU computes with its divider or in
-software.
+software. A branch is taken when its thread's next instruction is not the following pc.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from ndpsim.analysis import analyze
 from ndpsim.analysis.classify import Access, Kind
 from ndpsim.frontend.ir import Function, Module, Space
 from ndpsim.trace.cpu_threads import CpuLaunch
-from ndpsim.trace.trace import MemorySpace
 from ndpsim.trace.work import register_sets
 
 # timing classes of a CPU instruction
@@ -32,30 +31,21 @@ from ndpsim.trace.work import register_sets
 CLASS_NAMES = ("int", "mul", "div", "fp", "fdiv", "sfu", "branch", "load", "store", "atomic",
                "param", "nop")  # fmt: skip
 
-#: Where a CPU thread's shared and local memory live: its CTAs' ``__shared__`` arrays become one
-#: buffer it reuses CTA after CTA, and its CUDA threads' local frames one stack frame, as
-#: CUDA-to-CPU compilers allocate them. Thread ``t``'s shared buffer is slot ``2t`` and its
-#: local frame slot ``2t + 1`` of a private area above the device memory (whose addresses stay
-#: below 2^40); slots are 16 MiB and 68 KiB apart, so that different threads' buffers do not
-#: all fall in the same sets of a cache (a power-of-two stride would put them there).
-PRIVATE_BASE, PRIVATE_STRIDE, PRIVATE_LIMIT = 1 << 40, (16 << 20) + (68 << 10), 16 << 20
-
 _MULTIPLY = {"mul", "mad", "mul24", "mad24", "fma"}
 _DIVIDE = {"div", "rem"}
 
 
 class CpuWork(NamedTuple):
-    """One launch's CPU threads. Thread ``k``'s instructions are ``thread_first[k]`` up to
-    ``thread_first[k + 1]``; instruction ``i`` has ``inst_pc[i]``, its access ``inst_mem[i]``
-    (-1 for none) and, for a branch, ``inst_taken[i]``."""
+    """One launch's CPU threads (:class:`~ndpsim.trace.cpu_threads.CpuLaunch`'s segments and
+    accesses) with what the cores need about each pc."""
 
-    thread_first: np.ndarray  # int64[threads + 1]
-    inst_pc: np.ndarray  # int64[instructions]
-    inst_mem: np.ndarray  # int64[instructions]: index into mem_*, or -1
-    inst_taken: np.ndarray  # int64[instructions]: 1 for a taken branch
+    thread_first: np.ndarray  # int64[threads + 1]: each thread's first segment
+    seg_pc: np.ndarray  # int32[segments]
+    seg_length: np.ndarray  # int32[segments]
+    seg_mem: np.ndarray  # int64[segments + 1]: each segment's first access
     mem_address: np.ndarray  # int64[accesses]
-    mem_bytes: np.ndarray  # int64[accesses]
-    mem_kind: np.ndarray  # int64[accesses]: MemoryKind
+    mem_offset: np.ndarray  # int32[accesses]: its instruction's place in its segment
+    mem_bytes: np.ndarray  # int32[accesses]
     pc_class: np.ndarray  # int64[pcs]: K_*
     pc_src_first: np.ndarray  # int64[pcs + 1]: registers each pc reads (CSR into pc_src)
     pc_src: np.ndarray
@@ -66,6 +56,10 @@ class CpuWork(NamedTuple):
     @property
     def threads(self) -> int:
         return len(self.thread_first) - 1
+
+    @property
+    def instruction_count(self) -> int:
+        return int(self.seg_length.sum(dtype=np.int64))
 
 
 def cpu_classes(function: Function) -> np.ndarray:
@@ -102,42 +96,48 @@ def cpu_classes(function: Function) -> np.ndarray:
 
 def build_cpu_work(launch: CpuLaunch, module: Module) -> CpuWork:
     """``launch``'s CPU threads as the core models read them."""
-    function = module.function(launch.kernel)
-    n = len(launch.pc)
-    inst_mem = np.full(n, -1, dtype=np.int64)
-    inst_mem[launch.mem_inst] = np.arange(len(launch.mem_inst), dtype=np.int64)
-    classes = cpu_classes(function)
-    # A branch was taken when its thread's next instruction is not the one after it; the last
-    # instruction of a CUDA thread is its exit, never a branch.
-    following = np.empty(n, dtype=np.int64)
-    following[:-1] = launch.pc[1:]
-    if n:
-        following[-1] = launch.pc[-1] + 1
-    taken = ((classes[launch.pc] == K_BRANCH) & (following != launch.pc + 1)).astype(np.int64)
-    src_first, src, dst_first, dst, registers = register_sets(function)
-    address = launch.mem_address.astype(np.int64)  # a copy: the private buffers move
-    thread = np.repeat(np.arange(launch.threads, dtype=np.int64), np.diff(launch.mem_first))
-    for space, slot in ((MemorySpace.SHARED, 0), (MemorySpace.LOCAL, 1)):
-        private = launch.mem_space == space
-        if (address[private] >= PRIVATE_LIMIT).any():
-            raise ValueError(f"kernel {launch.kernel!r}: a {space.name.lower()} address beyond "
-                             f"{PRIVATE_LIMIT:,} bytes")  # fmt: skip
-        address[private] += PRIVATE_BASE + (2 * thread[private] + slot) * PRIVATE_STRIDE
+    src_first, src, dst_first, dst, registers = register_sets(module.function(launch.kernel))
     return CpuWork(
-        thread_first=launch.inst_first.astype(np.int64, copy=False),
-        inst_pc=launch.pc.astype(np.int64, copy=False),
-        inst_mem=inst_mem,
-        inst_taken=taken,
-        mem_address=address,
-        mem_bytes=launch.mem_bytes.astype(np.int64, copy=False),
-        mem_kind=launch.mem_kind.astype(np.int64, copy=False),
-        pc_class=classes,
-        pc_src_first=src_first,
-        pc_src=src,
-        pc_dst_first=dst_first,
-        pc_dst=dst,
+        thread_first=launch.thread_first, seg_pc=launch.seg_pc, seg_length=launch.seg_length,
+        seg_mem=launch.seg_mem, mem_address=launch.mem_address, mem_offset=launch.mem_offset,
+        mem_bytes=launch.mem_bytes, pc_class=cpu_classes(module.function(launch.kernel)),
+        pc_src_first=src_first, pc_src=src, pc_dst_first=dst_first, pc_dst=dst,
         registers=int(registers),
-    )
+    )  # fmt: skip
 
 
-__all__ = ["CLASS_NAMES", "CpuWork", "build_cpu_work", "cpu_classes"]
+def stream_work(pcs, classes, sources, destinations, addresses=None, access_bytes=8) -> CpuWork:
+    """One CPU thread running a hand-made program (a microbenchmark, a test): instructions
+    ``pcs`` in order, pc ``p`` of class ``classes[p]`` reading registers ``sources[p]`` and
+    writing ``destinations[p]``; each load, store or atomic takes the next of ``addresses``
+    (default: a new 64-byte line each). A branch is taken when the next pc is not ``p + 1``."""
+    pcs = np.asarray(pcs, dtype=np.int64)
+    classes = np.asarray(classes, dtype=np.int64)
+    memory = np.flatnonzero(np.isin(classes[pcs], (K_LOAD, K_STORE, K_ATOMIC)))
+    if addresses is None:
+        addresses = 64 * np.arange(len(memory))
+    # a segment starts wherever the pcs stop counting up by one
+    starts = np.flatnonzero(np.concatenate([[True], np.diff(pcs) != 1])) if len(pcs) else \
+        np.zeros(0, np.int64)  # fmt: skip
+    lengths = np.diff(np.append(starts, len(pcs)))
+    segment = np.searchsorted(starts, memory, side="right") - 1
+
+    def csr(lists):
+        first = np.concatenate([[0], np.cumsum([len(x) for x in lists])]).astype(np.int64)
+        return first, np.array([r for x in lists for r in x], dtype=np.int64)
+
+    src_first, src = csr(sources)
+    dst_first, dst = csr(destinations)
+    return CpuWork(
+        thread_first=np.array([0, len(starts)], dtype=np.int64),
+        seg_pc=pcs[starts].astype(np.int32), seg_length=lengths.astype(np.int32),
+        seg_mem=np.searchsorted(segment, np.arange(len(starts) + 1)).astype(np.int64),
+        mem_address=np.asarray(addresses, dtype=np.int64),
+        mem_offset=(memory - starts[segment]).astype(np.int32),
+        mem_bytes=np.full(len(memory), access_bytes, dtype=np.int32), pc_class=classes,
+        pc_src_first=src_first, pc_src=src, pc_dst_first=dst_first, pc_dst=dst,
+        registers=1 + max([r for x in (*sources, *destinations) for r in x], default=0),
+    )  # fmt: skip
+
+
+__all__ = ["CLASS_NAMES", "CpuWork", "build_cpu_work", "cpu_classes", "stream_work"]

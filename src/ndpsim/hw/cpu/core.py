@@ -23,6 +23,9 @@ Kozyrakis, ISCA 2013) state theirs:
   and the branch pc's low ``pc_bits`` select a 2-bit counter; it is trained with the outcome
   the thread's path took.
 
+A load, store or atomic whose lane made no access (its guard predicate was false) issues as an
+integer instruction.
+
 The in-order core (``in_order``) dispatches an instruction only once its sources are ready
 (stall on use); loads still overlap up to the load queue, so a miss stalls the core at its
 first use rather than at the load.
@@ -48,6 +51,7 @@ from ndpsim.numba_cache import compiled
 from ndpsim.trace.cpu_work import (
     K_ATOMIC,
     K_BRANCH,
+    K_INT,
     K_LOAD,
     K_STORE,
     CpuWork,
@@ -83,13 +87,23 @@ class CpuCores(NamedTuple):
 
     params: np.ndarray  # int64[CORE_PARAMS]
     latency: np.ndarray  # int64[classes]: cycles from start to result, per K_* class
-    position: np.ndarray  # int64[cores]: the next instruction to dispatch
-    end: np.ndarray  # int64[cores]: one past the core's last instruction
-    rob_inst: np.ndarray  # int64[cores, rob]: the instruction in each entry
+    segment: np.ndarray  # int64[cores]: the segment of the next instruction to dispatch
+    last: np.ndarray  # int64[cores]: one past the core's last segment
+    # the segment at hand, read once when a core enters it (see _enter):
+    at_pc: np.ndarray  # int64[cores]: the pc of the next instruction to dispatch
+    start_pc: np.ndarray  # int64[cores]: the segment's first pc
+    end_pc: np.ndarray  # int64[cores]: one past its last
+    access: np.ndarray  # int64[cores]: the next access of the core's stream
+    access_end: np.ndarray  # int64[cores]: one past the segment's last access
+    access_pc: np.ndarray  # int64[cores]: the pc that makes the next access, -1 for none left
+    rob_pc: np.ndarray  # int64[cores, rob]: the pc of each entry's instruction
+    rob_kind: np.ndarray  # int64[cores, rob]: its class (K_*) as it executes
+    rob_mem: np.ndarray  # int64[cores, rob]: its access, or -1
     rob_state: np.ndarray  # int64[cores, rob]: FREE, WAITING or EXECUTING
     rob_ready: np.ndarray  # int64[cores, rob]: when its known sources are ready
     rob_done: np.ndarray  # int64[cores, rob]: when its result is ready, NEVER until known
-    rob_wait: np.ndarray  # int64[cores, rob, MAX_PENDING_SOURCES]: entries it waits on, or -1
+    rob_wait: np.ndarray  # int64[cores, rob, MAX_PENDING_SOURCES]: entries it waits on
+    rob_pending: np.ndarray  # int64[cores, rob]: how many of rob_wait it still waits on
     rob_waiters: np.ndarray  # int64[cores, rob]: entries waiting on it
     head: np.ndarray  # int64[cores]: the oldest entry
     count: np.ndarray  # int64[cores]: entries in use
@@ -111,27 +125,32 @@ class CpuCores(NamedTuple):
     req_used: np.ndarray  # int64[1]
 
 
-def build_cores(cores: int, registers: int, params: np.ndarray, latency: np.ndarray,
-                first: np.ndarray, end: np.ndarray) -> CpuCores:  # fmt: skip
-    """``cores`` cores, core ``c`` running instructions ``first[c]`` up to ``end[c]`` of a
-    :class:`~ndpsim.trace.cpu_work.CpuWork` whose kernel has ``registers`` registers."""
+def build_cores(work: CpuWork, params: np.ndarray, latency: np.ndarray) -> CpuCores:
+    """A core for each thread of ``work``, core ``c`` running thread ``c``."""
+    cores = work.threads
     rob = int(params[P_ROB])
     table = 1 << int(params[P_HISTORY_BITS] + params[P_PC_BITS])
     # a tick's loads and stores, and the loads a memory answer may start, for every core
     capacity = cores * (2 * int(params[P_WIDTH]) + rob)
-    return CpuCores(
-        params=params.astype(np.int64), latency=latency.astype(np.int64),
-        position=np.asarray(first, dtype=np.int64).copy(),
-        end=np.asarray(end, dtype=np.int64).copy(),
-        rob_inst=np.zeros((cores, rob), dtype=np.int64),
+    first = work.thread_first[:-1].astype(np.int64)
+    state = CpuCores(
+        params=params.astype(np.int64), latency=latency.astype(np.int64), segment=first.copy(),
+        last=work.thread_first[1:].astype(np.int64),
+        at_pc=np.zeros(cores, dtype=np.int64), start_pc=np.zeros(cores, dtype=np.int64),
+        end_pc=np.zeros(cores, dtype=np.int64), access=work.seg_mem[first].astype(np.int64),
+        access_end=np.zeros(cores, dtype=np.int64), access_pc=np.zeros(cores, dtype=np.int64),
+        rob_pc=np.zeros((cores, rob), dtype=np.int64),
+        rob_kind=np.zeros((cores, rob), dtype=np.int64),
+        rob_mem=np.full((cores, rob), -1, dtype=np.int64),
         rob_state=np.zeros((cores, rob), dtype=np.int64),
         rob_ready=np.zeros((cores, rob), dtype=np.int64),
         rob_done=np.full((cores, rob), NEVER, dtype=np.int64),
-        rob_wait=np.full((cores, rob, MAX_PENDING_SOURCES), -1, dtype=np.int64),
+        rob_wait=np.zeros((cores, rob, MAX_PENDING_SOURCES), dtype=np.int64),
+        rob_pending=np.zeros((cores, rob), dtype=np.int64),
         rob_waiters=np.zeros((cores, rob), dtype=np.int64),
         head=np.zeros(cores, dtype=np.int64), count=np.zeros(cores, dtype=np.int64),
-        reg_ready=np.zeros((cores, max(registers, 1)), dtype=np.int64),
-        reg_writer=np.full((cores, max(registers, 1)), -1, dtype=np.int64),
+        reg_ready=np.zeros((cores, max(work.registers, 1)), dtype=np.int64),
+        reg_writer=np.full((cores, max(work.registers, 1)), -1, dtype=np.int64),
         loads=np.zeros(cores, dtype=np.int64), stores=np.zeros(cores, dtype=np.int64),
         stall_until=np.zeros(cores, dtype=np.int64),
         stall_branch=np.full(cores, -1, dtype=np.int64),
@@ -146,13 +165,44 @@ def build_cores(cores: int, registers: int, params: np.ndarray, latency: np.ndar
         req_time=np.zeros(capacity, dtype=np.int64),
         req_used=np.zeros(1, dtype=np.int64),
     )  # fmt: skip
+    for c in range(cores):
+        _enter(state, work, c, int(first[c]))
+    return state
 
 
 @compiled(inline=True)
 def finished(cores, c):
     """Whether core ``c`` has dispatched, retired and written everything."""
-    return (cores.position[c] >= cores.end[c] and cores.count[c] == 0
+    return (cores.segment[c] >= cores.last[c] and cores.count[c] == 0
             and cores.stores[c] == 0)  # fmt: skip
+
+
+@compiled(inline=True)
+def _enter(cores, work, c, s):
+    """Core ``c`` moves on to segment ``s`` (or past its last): what its instructions need
+    about the segment is read here, once, rather than at each instruction."""
+    if cores.access[c] != work.seg_mem[s]:
+        raise ValueError("a CPU core left a segment with accesses it never made")
+    cores.segment[c] = s
+    if s >= cores.last[c]:
+        return
+    start = np.int64(work.seg_pc[s])
+    cores.at_pc[c], cores.start_pc[c] = start, start
+    cores.end_pc[c] = start + work.seg_length[s]
+    cores.access_end[c] = work.seg_mem[s + 1]
+    _next_access(cores, work, c)
+
+
+@compiled(inline=True)
+def _next_access(cores, work, c):
+    m = cores.access[c]
+    cores.access_pc[c] = cores.start_pc[c] + work.mem_offset[m] if m < cores.access_end[c] else -1
+
+
+@compiled(inline=True)
+def _wrap(i, rob):
+    """ROB position ``i`` (below ``2 * rob``) taken round the ring, without a division."""
+    return i - rob if i >= rob else i
 
 
 @compiled(inline=True)
@@ -165,16 +215,15 @@ def _request(cores, c, entry, address, size, kind, at):
     cores.req_used[0] = k + 1
 
 
-@compiled
+@compiled(inline=True)
 def _start(cores, work, c, e):
     """Entry ``e``'s sources are all known: it starts at ``rob_ready`` and its result is ready
     a latency later, or when memory answers."""
-    i = cores.rob_inst[c, e]
-    kind = work.pc_class[work.inst_pc[i]]
+    kind = cores.rob_kind[c, e]
     start = cores.rob_ready[c, e]
     cores.rob_state[c, e] = EXECUTING
     if kind in (K_LOAD, K_ATOMIC):
-        m = work.inst_mem[i]
+        m = cores.rob_mem[c, e]
         _request(cores, c, e, work.mem_address[m], work.mem_bytes[m],
                  REQ_ATOMIC if kind == K_ATOMIC else REQ_LOAD, start)  # fmt: skip
         in_flight = cores.loads[c]
@@ -189,7 +238,7 @@ def _resolved(cores, work, c, e, t):
     """Entry ``e``'s result is ready at ``t``: its registers' latest values, if it is still
     their latest writer."""
     cores.rob_done[c, e] = t
-    pc = work.inst_pc[cores.rob_inst[c, e]]
+    pc = cores.rob_pc[c, e]
     for k in range(work.pc_dst_first[pc], work.pc_dst_first[pc + 1]):
         r = work.pc_dst[k]
         if cores.reg_writer[c, r] == e:
@@ -202,20 +251,20 @@ def _wake(cores, work, c, after):
     """Start every waiting entry younger than ``after`` whose producers are now all known, in
     program order, so that one pass also starts the dependents of what it starts."""
     rob = cores.params[P_ROB]
-    age = (after - cores.head[c]) % rob + 1
+    age = _wrap(after - cores.head[c] + rob, rob) + 1
     while age < cores.count[c]:
-        e = (cores.head[c] + age) % rob
+        e = _wrap(cores.head[c] + age, rob)
         if cores.rob_state[c, e] == WAITING:
-            pending = 0
-            for k in range(MAX_PENDING_SOURCES):
+            pending = 0  # the producers still unknown, kept at the front
+            for k in range(cores.rob_pending[c, e]):
                 p = cores.rob_wait[c, e, k]
-                if p >= 0:
-                    if cores.rob_done[c, p] < NEVER:
-                        cores.rob_ready[c, e] = max(cores.rob_ready[c, e], cores.rob_done[c, p])
-                        cores.rob_wait[c, e, k] = -1
-                        cores.rob_waiters[c, p] -= 1
-                    else:
-                        pending += 1
+                if cores.rob_done[c, p] < NEVER:
+                    cores.rob_ready[c, e] = max(cores.rob_ready[c, e], cores.rob_done[c, p])
+                    cores.rob_waiters[c, p] -= 1
+                else:
+                    cores.rob_wait[c, e, pending] = p
+                    pending += 1
+            cores.rob_pending[c, e] = pending
             if pending == 0:
                 _start(cores, work, c, e)
         age += 1
@@ -243,16 +292,15 @@ def store_written(cores, c):
     cores.stores[c] -= 1
 
 
-@compiled
-def _predict(cores, work, c, i):
-    """Predict branch ``i`` and train the predictor with its outcome; whether it mispredicted."""
+@compiled(inline=True)
+def _predict(cores, c, pc, taken):
+    """Predict the branch at ``pc`` and train the predictor with its outcome (``taken``, 0 or
+    1); whether it mispredicted."""
     bits = cores.params[P_HISTORY_BITS]
-    pc = work.inst_pc[i]
     index = ((pc & ((1 << cores.params[P_PC_BITS]) - 1)) << bits) | (
         cores.history[c] & ((1 << bits) - 1)
     )
     counter = cores.counters[c, index]
-    taken = work.inst_taken[i]
     if taken:
         cores.counters[c, index] = min(counter + 1, 3)
     else:
@@ -269,16 +317,15 @@ def _retire(cores, work, c, now):
         e = cores.head[c]
         if cores.rob_done[c, e] > now:
             break
-        i = cores.rob_inst[c, e]
-        kind = work.pc_class[work.inst_pc[i]]
+        kind = cores.rob_kind[c, e]
         if kind in (K_LOAD, K_ATOMIC):
             cores.loads[c] -= 1
         elif kind == K_STORE:  # written now; its queue entry waits for memory
-            m = work.inst_mem[i]
+            m = cores.rob_mem[c, e]
             _request(cores, c, -1, work.mem_address[m], work.mem_bytes[m], REQ_STORE, now)
         cores.rob_state[c, e] = FREE
         cores.rob_done[c, e] = NEVER
-        cores.head[c] = (e + 1) % rob
+        cores.head[c] = _wrap(e + 1, rob)
         cores.count[c] -= 1
         cores.stats[c, S_INSTRUCTIONS] += 1
         retired += 1
@@ -290,16 +337,18 @@ def _dispatch(cores, work, c, now):
     period = cores.params[P_PERIOD_PS]
     in_order = cores.params[P_IN_ORDER] != 0
     dispatched = 0
-    while dispatched < width and cores.position[c] < cores.end[c]:
+    while dispatched < width and cores.segment[c] < cores.last[c]:
         if cores.stall_branch[c] >= 0 or now < cores.stall_until[c]:
             cores.stats[c, S_MISPREDICT_STALL] += int(dispatched == 0)
             return
         if cores.count[c] == rob:
             cores.stats[c, S_ROB_FULL] += int(dispatched == 0)
             return
-        i = cores.position[c]
-        pc = work.inst_pc[i]
+        pc = cores.at_pc[c]
         kind = work.pc_class[pc]
+        accessed = pc == cores.access_pc[c]
+        if kind in (K_LOAD, K_STORE, K_ATOMIC) and not accessed:
+            kind = K_INT  # its guard was false: nothing to access
         if kind in (K_LOAD, K_ATOMIC) and cores.loads[c] == cores.params[P_LOAD_QUEUE]:
             cores.stats[c, S_LOAD_QUEUE_FULL] += int(dispatched == 0)
             return
@@ -313,10 +362,21 @@ def _dispatch(cores, work, c, now):
                 if cores.reg_writer[c, r] >= 0 or cores.reg_ready[c, r] > ready:
                     cores.stats[c, S_DEPENDENCY_STALL] += int(dispatched == 0)
                     return
-        e = (cores.head[c] + cores.count[c]) % rob
+        e = _wrap(cores.head[c] + cores.count[c], rob)
         cores.count[c] += 1
-        cores.position[c] = i + 1
-        cores.rob_inst[c, e] = i
+        m = cores.access[c] if accessed else -1
+        if accessed:
+            cores.access[c] = m + 1
+            _next_access(cores, work, c)
+        if pc + 1 < cores.end_pc[c]:
+            cores.at_pc[c] = pc + 1
+            following = pc + 1
+        else:
+            s = cores.segment[c] + 1
+            following = work.seg_pc[s] if s < len(work.seg_pc) else pc + 1
+            _enter(cores, work, c, s)
+        cores.rob_pc[c, e], cores.rob_kind[c, e] = pc, kind
+        cores.rob_mem[c, e] = m if kind in (K_LOAD, K_STORE, K_ATOMIC) else -1
         cores.rob_done[c, e] = NEVER
         cores.rob_waiters[c, e] = 0
         pending = 0
@@ -336,8 +396,7 @@ def _dispatch(cores, work, c, now):
                     pending += 1
             else:
                 ready = max(ready, cores.reg_ready[c, r])
-        for q in range(pending, MAX_PENDING_SOURCES):
-            cores.rob_wait[c, e, q] = -1
+        cores.rob_pending[c, e] = pending
         cores.rob_ready[c, e] = ready
         for k in range(work.pc_dst_first[pc], work.pc_dst_first[pc + 1]):
             r = work.pc_dst[k]
@@ -355,7 +414,7 @@ def _dispatch(cores, work, c, now):
             cores.rob_state[c, e] = WAITING
         if kind == K_BRANCH:
             cores.stats[c, S_BRANCHES] += 1
-            if _predict(cores, work, c, i):
+            if _predict(cores, c, pc, 1 if following != pc + 1 else 0):
                 cores.stats[c, S_MISPREDICTS] += 1
                 if cores.rob_done[c, e] < NEVER:
                     cores.stall_until[c] = (
@@ -370,7 +429,7 @@ def _dispatch(cores, work, c, now):
 def tick(cores, work, now):
     """One cycle of every core at ``now``: retire, then dispatch. Their memory requests join
     the request buffer, which the memory's owner empties."""
-    for c in range(len(cores.position)):
+    for c in range(len(cores.segment)):
         if finished(cores, c):
             continue
         cores.stats[c, S_CYCLES] += 1

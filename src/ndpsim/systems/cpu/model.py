@@ -29,7 +29,7 @@ from ndpsim.hw.cpu import core as cpu
 from ndpsim.hw.dram import address_map, controller
 from ndpsim.hw.dram import vaults as vaultmod
 from ndpsim.numba_cache import compiled
-from ndpsim.trace.cpu_work import PRIVATE_BASE
+from ndpsim.trace.cpu_threads import PRIVATE_BASE
 
 #: Cache lines of 64 bytes (ALP Table 1) inside ndpsim's 128-byte memory lines: a read from
 #: memory brings a block of two cache lines.
@@ -209,7 +209,7 @@ def _cores_tick(cores, work, caches, pool, events, page, amap, clocks, now):
     cpu.tick(cores, work, now)
     _serve(cores, work, caches, pool, events, page, amap, clocks, now)
     busy = False
-    for c in range(len(cores.position)):
+    for c in range(len(cores.segment)):
         busy = busy or not cpu.finished(cores, c)
     clocks[K_NEXT_TICK] = now + clocks[K_PERIOD_PS] if busy else NEVER
     if not busy:
@@ -251,5 +251,5 @@ def clock_fields(period_ps: int, path_ps: int, private_line: int, private_first:
     return c
 
 
-#: The first 128-byte line of the CPU threads' private buffers (:mod:`ndpsim.trace.cpu_work`).
+#: The first 128-byte line of the CPU threads' private buffers (:mod:`ndpsim.trace.cpu_threads`).
 PRIVATE_LINE = PRIVATE_BASE >> MEMORY_LINE_SHIFT

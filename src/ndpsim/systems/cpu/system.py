@@ -31,8 +31,8 @@ from ndpsim.systems.cpu.timeline import CpuSampler
 from ndpsim.systems.skeleton import checks, memory, results
 from ndpsim.systems.skeleton import program as skeleton
 from ndpsim.systems.skeleton.timeline import DramSampler, RunTimeline
-from ndpsim.trace.cpu_threads import cpu_launch
-from ndpsim.trace.cpu_work import PRIVATE_STRIDE, build_cpu_work
+from ndpsim.trace.cpu_threads import PRIVATE_STRIDE, cpu_launch
+from ndpsim.trace.cpu_work import build_cpu_work
 from ndpsim.trace.work import LINE_BYTES
 
 
@@ -104,8 +104,7 @@ class CpuRun(skeleton.Machine):
     def launch(self, index, trace, now_ps):
         cores = self.system.config.cores.count
         work = build_cpu_work(cpu_launch(trace, self.module, cores), self.module)
-        state = cpu.build_cores(cores, work.registers, self.params, self.latencies,
-                                work.thread_first[:-1], work.thread_first[1:])  # fmt: skip
+        state = cpu.build_cores(work, self.params, self.latencies)
         self.clocks[model.K_NEXT_TICK] = now_ps
         self.clocks[model.K_LAST_DONE] = now_ps
         s = model.State(state, work, self.caches, self.pool, self.events,
@@ -122,14 +121,13 @@ class CpuRun(skeleton.Machine):
         s = launched.model.state
         self.events, self.pool = s.events, s.pool  # grown, if the launch needed more
         left = checks.memory_path_left(s.pool, s.dram, s.vaults)
-        left["instructions not retired"] = int((s.cores.end - s.cores.position).sum()
-                                               + s.cores.count.sum())  # fmt: skip
+        retired = int(s.cores.stats[:, cpu.S_INSTRUCTIONS].sum())
+        left["instructions not retired"] = s.work.instruction_count - retired
         left["writes not taken"] = int(s.clocks[model.K_WRITES_PENDING])
         checks.check_drained(trace.info.kernel, left)
-        retired = int(s.cores.stats[:, cpu.S_INSTRUCTIONS].sum())
         checks.check_conserved(
             trace.info.kernel,
-            [("the cores", "instructions retired", retired, len(s.work.inst_pc)),
+            [("the cores", "instructions retired", retired, s.work.instruction_count),
              *checks.dram_checks(self.dram, self.system.channel_label)], [])  # fmt: skip
         self.stats += s.cores.stats
         self.instructions += retired
