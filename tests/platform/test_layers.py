@@ -82,11 +82,11 @@ def _systems_imports(path: Path):
 
 
 def test_the_system_skeleton_names_no_system_kind():
-    """The skeleton (launch loop, memory, checks, timeline, results) is what kinds reuse: it
+    """The skeleton (launch loop, memory, links, checks, timeline, results) is what kinds reuse: it
     imports only the shared modules of ``systems``, never a kind's folder (``systems/gpu``)."""
     skeleton = PACKAGE / "systems" / "skeleton"
     assert sorted(p.stem for p in skeleton.glob("*.py")) == [
-        "__init__", "checks", "memory", "program", "results", "timeline",
+        "__init__", "checks", "links", "memory", "program", "results", "timeline",
     ]  # fmt: skip
     kinds = [
         f"{path.relative_to(PACKAGE)}:{line} imports ndpsim.systems.{module}"

@@ -1,5 +1,6 @@
 """The ``cpu`` kind: the suite's programs on a host of CPU cores, each launch's CTAs spread over
-the cores, with the caches' coherence and the DRAM behind them (issue 49)."""
+the cores, with the caches' coherence and the DRAM behind them, DDR channels or 3D stacks over
+SerDes links (issue 49)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from ndpsim.trace.cpu_threads import cpu_program
 from ndpsim.workloads import kernel_module, run_workload
 
 
-def _run(workload: str, overrides: dict | None = None):
+def _run(workload: str, overrides: dict | None = None, preset: str = "cpu-baseline"):
     functional = run_workload(workload, "tiny", 0)
     module = kernel_module(functional.workload.module_name)
-    system = load_system("cpu-baseline", overrides or {})
+    system = load_system(preset, overrides or {})
     result = system.run(functional.traces, module, functional.memory)
     return functional, module, result
 
@@ -28,7 +29,7 @@ def _caches(result) -> dict:
 def test_every_instruction_of_every_cpu_thread_retires(workload):
     functional, module, result = _run(workload)
     launches = cpu_program(functional.traces, module, 8)
-    assert result.summary["warp_instructions"] == sum(launch.instruction_count for launch in launches)
+    assert result.summary["warp_instructions"] == sum(x.instruction_count for x in launches)
     assert len(result.summary["ipc_per_core"]) == 8
     assert result.energy["total"] > 0 and result.energy["caches"] > 0
 
@@ -74,3 +75,43 @@ def test_a_sweep_over_a_cpu_host_stores_its_runs(tmp_path):
                              "ORDER BY d").to_pylist()  # fmt: skip
     assert [r["d"] for r in rows] == [0, 2]
     assert rows[1]["core_cycles"] < rows[0]["core_cycles"]  # the prefetcher helps a stream
+
+
+def _link_totals(result) -> dict:
+    return result.as_dict()["stats"]["links"]["total"]
+
+
+def test_an_hmc_host_reads_memory_over_its_links():
+    _, _, result = _run("vadd", preset="cpu-hmc")
+    links, dram = _link_totals(result), result.summary
+    header, line = 16, 128  # cpu-hmc's packet header; ndpsim's memory line
+    # every DRAM read: a request down the links and its line back up; every write-back down
+    # with its line, acknowledged
+    assert links["read_request_packets"] == links["read_data_packets"] == dram["dram_reads"]
+    assert links["read_data_bytes"] == dram["dram_reads"] * (header + line)
+    assert links["write_request_packets"] == links["write_ack_packets"] == dram["dram_writes"]
+    assert result.summary["links"]["memory_to_cpu"]["bytes"] > 0
+    assert result.energy["links"] > 0 and result.energy["tsv"] > 0
+
+
+def test_narrower_links_slow_an_hmc_host_down():
+    _, _, wide = _run("vadd", preset="cpu-hmc")
+    narrow_links = {"links": {"host_to_cube_gbps": 4, "cube_to_host_gbps": 4}}
+    _, _, narrow = _run("vadd", narrow_links, preset="cpu-hmc")
+    assert narrow.summary["dram_reads"] == wide.summary["dram_reads"]
+    assert narrow.time_ps > 1.5 * wide.time_ps
+    assert narrow.summary["links"]["memory_to_cpu"]["utilization"] > 0.9
+
+
+def test_an_hmc_host_spreads_its_lines_over_several_cubes():
+    _, _, result = _run("vadd", {"memory": {"cubes": 2}}, preset="cpu-hmc")
+    stats = result.as_dict()["stats"]
+    assert len(stats["dram"]["instances"]) == 2 * 32  # both cubes' vaults
+    for cube in (0, 1):  # each cube's link carries requests down and data up
+        assert stats["links"]["instances"][f"cpu->cube{cube}"]["read_request_packets"] > 0
+        assert stats["links"]["instances"][f"cube{cube}->cpu"]["read_data_packets"] > 0
+
+
+def test_cubes_without_links_are_refused():
+    with pytest.raises(ConfigError, match="links"):
+        load_system("cpu-baseline", {"memory": {"cubes": 2}})

@@ -1,18 +1,20 @@
 """The preset model of a ``cpu`` system: a host of CPU cores with a coherent cache hierarchy in
-front of main memory (ALP's host, Table 1, by default); each value's source is cited in the
-preset files."""
+front of main memory (ALP's host, Table 1, by default): DDR channels, or 3D stacks behind SerDes
+links (a ``links`` section, as the GPU systems have). Each value's source is cited in the preset
+files."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from ndpsim.config import Cycles, LatencyNs, Strict
+from ndpsim.config import Cycles, LatencyNs, OptionalGbps, Strict
 from ndpsim.energy import load_energy_table
 from ndpsim.hw.core.cpu_config import CpuCoreConfig
 from ndpsim.hw.cpu.caches import MAX_CORES
 from ndpsim.hw.dram.spec import DramPreset
+from ndpsim.systems.skeleton.links import LinkConfig
 from ndpsim.systems.skeleton.memory import DramMemory
 
 
@@ -45,11 +47,18 @@ class CachesConfig(Strict):
 
 
 class MemoryConfig(DramMemory):
-    """Main memory behind the LLC: a DRAM preset, where lines and pages go in it, and the
-    fixed latency of the path from the LLC to the memory controller and back."""
+    """Main memory behind the LLC: a DRAM preset (with ``links``: one cube's, ``cubes`` of
+    them), where lines and pages go in it, and the fixed latency of the path from the LLC to
+    the memory controller (or the links) and back."""
 
     path_latency_ns: LatencyNs = Field(10.0, description="LLC to the memory controller and back, "
                                        "beyond the DRAM's own timing")  # fmt: skip
+    cubes: int = Field(1, ge=1, le=64, description="memory stacks behind the links (with a "
+                       "links section)")  # fmt: skip
+    xor_cube: bool = Field(False, description="XOR higher address bits into the cube index")
+    internal_gbps: OptionalGbps = Field(0, description="bandwidth between a cube's vaults and "
+                                        "its logic layer (TSVs), shared by every access to the "
+                                        "cube; 0: not modelled")  # fmt: skip
 
 
 class CpuSystemConfig(Strict):
@@ -60,7 +69,17 @@ class CpuSystemConfig(Strict):
     cores: CoresConfig
     caches: CachesConfig = CachesConfig()
     memory: MemoryConfig
+    links: LinkConfig | None = Field(None, description="SerDes links to 3D-stacked memory "
+                                     "cubes; none: DDR channels on the host")  # fmt: skip
     energy: str = Field("cpu", description="energy table (ndpsim/presets/energy)")
+
+    @model_validator(mode="after")
+    def _cubes_need_links(self) -> CpuSystemConfig:
+        m = self.memory
+        if self.links is None and (m.cubes != 1 or m.internal_gbps or m.xor_cube):
+            raise ValueError("memory.cubes, memory.internal_gbps and memory.xor_cube describe "
+                             "3D stacks behind links; add a links section")  # fmt: skip
+        return self
 
     def dram_preset(self) -> DramPreset:
         return self.memory.dram_preset()

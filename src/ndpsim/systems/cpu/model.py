@@ -1,6 +1,9 @@
 """The ``cpu`` kind's compiled model: the cores (:mod:`ndpsim.hw.cpu.core`) ticked on their
 clock, the cache hierarchy (:mod:`ndpsim.hw.cpu.caches`) answering their requests as they ask,
-and the DRAM controllers (:mod:`ndpsim.hw.dram.vaults`) behind the LLC.
+and the DRAM controllers (:mod:`ndpsim.hw.dram.vaults`) behind the LLC: directly (DDR
+channels), or in 3D stacks behind the host's SerDes links (``K_LINKED``), where a read's request
+packet goes down the links, its data comes back up after the cube's TSVs, and a write-back goes
+down with its data and is acknowledged.
 
 After every round of the cores (and after every answer from memory, which may start loads that
 waited on it), :func:`_serve` takes the cores' requests: a hit answers the core at once (a load
@@ -22,6 +25,9 @@ from ndpsim.engine import kinds
 from ndpsim.engine.assemble import Clock, assemble
 from ndpsim.engine.clock import NEVER
 from ndpsim.hw import cache as cachemod
+from ndpsim.hw import hops as hopsmod
+from ndpsim.hw import host_interface as hostmod
+from ndpsim.hw import link as linkmod
 from ndpsim.hw import requests as rq
 from ndpsim.hw.core.sm import physical_line
 from ndpsim.hw.cpu import caches as cc
@@ -30,6 +36,7 @@ from ndpsim.hw.dram import address_map, controller
 from ndpsim.hw.dram import vaults as vaultmod
 from ndpsim.numba_cache import compiled
 from ndpsim.trace.cpu_threads import PRIVATE_BASE
+from ndpsim.trace.work import LINE_BYTES
 
 #: Cache lines of 64 bytes (ALP Table 1) inside ndpsim's 128-byte memory lines: a read from
 #: memory brings a block of two cache lines.
@@ -39,8 +46,8 @@ BLOCK_SHIFT = MEMORY_LINE_SHIFT - CPU_LINE_SHIFT
 FOR_LOAD, FOR_STORE, FOR_PREFETCH, FOR_WRITEBACK, WAITING = 0, 1, 2, 3, 4
 # the model's scalars (State.clocks)
 (K_NEXT_TICK, K_PERIOD_PS, K_PATH_PS, K_PRIVATE_LINE, K_PRIVATE_FIRST, K_PRIVATE_LINES,
- K_WRITES_PENDING, K_LAST_DONE) = range(8)  # fmt: skip
-CLOCK_FIELDS = 8
+ K_WRITES_PENDING, K_LAST_DONE, K_LINKED, K_HEADER_BYTES) = range(10)  # fmt: skip
+CLOCK_FIELDS = 10
 
 
 class State(NamedTuple):  # the compiled model's components; handlers take them by name
@@ -51,6 +58,9 @@ class State(NamedTuple):  # the compiled model's components; handlers take them 
     events: ev.EventQueue
     page: tuple
     amap: address_map.AddressMap
+    host: hostmod.HostInterface  # the host's links to the cubes (used with K_LINKED)
+    hops: hopsmod.Hops
+    links: linkmod.Links
     vaults: vaultmod.Vaults
     dram: controller.DramState
     clocks: np.ndarray  # int64[CLOCK_FIELDS]
@@ -82,15 +92,23 @@ def _mapped(page, clocks, memory):
 
 
 @compiled
-def _to_memory(caches, pool, events, page, amap, clocks, core, line, kind, purpose, mshr, t):
+def _to_memory(caches, pool, events, page, amap, host, hops, links, clocks, core, line, kind,
+               purpose, mshr, t):  # fmt: skip
     """Send a read (or write) of cache ``line``'s memory line to DRAM at ``t``; returns the
     request."""
     block = line >> BLOCK_SHIFT
     rid = rq.new(pool, _memory_line(page, clocks, block), kind, core, line, 64, t)
     f = pool.fields[rid]
     f[rq.Q_SOURCE], f[rq.Q_TARGET], f[rq.Q_HIT] = purpose, block, mshr
-    address_map.locate(amap, pool, rid)
-    ev.push(events, t + clocks[K_PATH_PS] // 2, vaultmod.EV_MEM_ARRIVE, rid, 0)
+    cube = address_map.locate(amap, pool, rid)
+    t += clocks[K_PATH_PS] // 2
+    if clocks[K_LINKED]:  # a request packet down the SerDes links, a write with its data
+        if kind == rq.R_STORE:
+            size, traffic = clocks[K_HEADER_BYTES] + LINE_BYTES, linkmod.WRITE_REQUEST
+        else:
+            size, traffic = clocks[K_HEADER_BYTES], linkmod.READ_REQUEST
+        t = hostmod.down(host, hops, links, cube, t, size, traffic)
+    ev.push(events, t, vaultmod.EV_MEM_ARRIVE, rid, 0)
     return rid
 
 
@@ -103,7 +121,8 @@ def _answer(cores, work, events, clocks, c, entry, write, t):
 
 
 @compiled
-def _access(cores, work, caches, pool, events, page, amap, clocks, c, entry, line, write, t):
+def _access(cores, work, caches, pool, events, page, amap, host, hops, links, clocks, c, entry,
+            line, write, t):  # fmt: skip
     """One access of core ``c`` (ROB ``entry`` of a load, -1 for a store's write)."""
     done, outcome, m = cc.access(caches, c, line, write, t)
     if outcome == cc.HIT:
@@ -115,8 +134,8 @@ def _access(cores, work, caches, pool, events, page, amap, clocks, c, entry, lin
         return
     purpose = FOR_STORE if write else FOR_LOAD
     if outcome == cc.MISS:
-        _to_memory(caches, pool, events, page, amap, clocks, c, line, rq.R_LOAD, purpose, m,
-                   done)  # fmt: skip
+        _to_memory(caches, pool, events, page, amap, host, hops, links, clocks, c, line,
+                   rq.R_LOAD, purpose, m, done)  # fmt: skip
         # the access itself waits on the MSHR with any that merge into it
     rid = rq.new(pool, line, rq.R_LOAD, c, entry, 64, done)
     f = pool.fields[rid]
@@ -126,13 +145,13 @@ def _access(cores, work, caches, pool, events, page, amap, clocks, c, entry, lin
 
 
 @compiled
-def _serve(cores, work, caches, pool, events, page, amap, clocks, now):
+def _serve(cores, work, caches, pool, events, page, amap, host, hops, links, clocks, now):
     """Take every request the cores and the caches have left at ``now``."""
     k = 0
     while k < cores.req_used[0]:
         c, entry = cores.req_core[k], cores.req_entry[k]
         write = cores.req_kind[k] == cpu.REQ_STORE
-        _access(cores, work, caches, pool, events, page, amap, clocks, c, entry,
+        _access(cores, work, caches, pool, events, page, amap, host, hops, links, clocks, c, entry,
                 cores.req_address[k] >> CPU_LINE_SHIFT, write, cores.req_time[k])  # fmt: skip
         if write:
             clocks[K_WRITES_PENDING] += 1
@@ -141,26 +160,37 @@ def _serve(cores, work, caches, pool, events, page, amap, clocks, now):
     for n in range(caches.prefetch_used[0]):
         line, m = caches.prefetch_line[n], caches.prefetch_mshr[n]
         if _mapped(page, clocks, line >> BLOCK_SHIFT):
-            _to_memory(caches, pool, events, page, amap, clocks, caches.prefetch_core[n], line,
-                       rq.R_LOAD, FOR_PREFETCH, m, now)  # fmt: skip
+            _to_memory(caches, pool, events, page, amap, host, hops, links, clocks,
+                       caches.prefetch_core[n], line, rq.R_LOAD, FOR_PREFETCH, m,
+                       now)  # fmt: skip
         elif cachemod.mshr_release(caches.llc, 0, m) >= 0:  # nobody can want such a line
             raise ValueError("an access waits on a prefetch of a line outside the program")
     caches.prefetch_used[0] = 0
     for n in range(caches.writeback_used[0]):
-        _to_memory(caches, pool, events, page, amap, clocks, -1, caches.writeback_line[n],
-                   rq.R_STORE, FOR_WRITEBACK, -1, now)  # fmt: skip
+        _to_memory(caches, pool, events, page, amap, host, hops, links, clocks, -1,
+                   caches.writeback_line[n], rq.R_STORE, FOR_WRITEBACK, -1, now)  # fmt: skip
     caches.writeback_used[0] = 0
 
 
 @HANDLERS.on(vaultmod.EV_DRAM_DONE)
 @compiled
-def _dram_done(cores, work, caches, pool, events, page, amap, clocks, rid, now):
+def _dram_done(cores, work, caches, pool, events, page, amap, host, hops, links, vaults, clocks,
+               rid, now):  # fmt: skip
     """A line is back from DRAM (or a write-back is done): the LLC takes it, then the private
     caches of every access that waited on its MSHR, and of the prefetcher that asked."""
     f = pool.fields[rid]
-    t = now + clocks[K_PATH_PS] - clocks[K_PATH_PS] // 2
-    clocks[K_LAST_DONE] = max(clocks[K_LAST_DONE], t)
     purpose, block, core, mshr = f[rq.Q_SOURCE], f[rq.Q_TARGET], f[rq.Q_SM], f[rq.Q_HIT]
+    t = now
+    if clocks[K_LINKED]:  # through the cube's TSVs, then the data (or a write's acknowledgement)
+        cube = f[rq.Q_CUBE]  # up the links
+        t = vaultmod.through_tsv(vaults, links, cube, t, LINE_BYTES)
+        if purpose == FOR_WRITEBACK:  # nobody waits for it
+            hostmod.up(host, hops, links, cube, t, clocks[K_HEADER_BYTES], linkmod.WRITE_ACK)
+        else:
+            t = hostmod.up(host, hops, links, cube, t, clocks[K_HEADER_BYTES] + LINE_BYTES,
+                           linkmod.READ_DATA)  # fmt: skip
+    t += clocks[K_PATH_PS] - clocks[K_PATH_PS] // 2
+    clocks[K_LAST_DONE] = max(clocks[K_LAST_DONE], t)
     line = f[rq.Q_SLOT]  # the cache line that asked
     rq.release(pool, rid)
     if purpose == FOR_WRITEBACK:
@@ -176,7 +206,7 @@ def _dram_done(cores, work, caches, pool, events, page, amap, clocks, rid, now):
         _answer(cores, work, events, clocks, c, entry, write,
                 cc.complete_miss(caches, c, line, write, t))  # fmt: skip
         waiter = nxt
-    _serve(cores, work, caches, pool, events, page, amap, clocks, now)
+    _serve(cores, work, caches, pool, events, page, amap, host, hops, links, clocks, now)
 
 
 @HANDLERS.on(EV_WRITTEN)
@@ -189,12 +219,13 @@ def _written(cores, clocks, a0, now):
 
 @HANDLERS.on(EV_RETRY)
 @compiled
-def _retry(cores, work, caches, pool, events, page, amap, clocks, rid, now):
+def _retry(cores, work, caches, pool, events, page, amap, host, hops, links, clocks, rid, now):
     f = pool.fields[rid]
     c, entry, line, write = f[rq.Q_SM], f[rq.Q_SLOT], f[rq.Q_LINE], f[rq.Q_KIND] == rq.R_STORE
     rq.release(pool, rid)
-    _access(cores, work, caches, pool, events, page, amap, clocks, c, entry, line, write, now)
-    _serve(cores, work, caches, pool, events, page, amap, clocks, now)
+    _access(cores, work, caches, pool, events, page, amap, host, hops, links, clocks, c, entry,
+            line, write, now)  # fmt: skip
+    _serve(cores, work, caches, pool, events, page, amap, host, hops, links, clocks, now)
 
 
 @compiled(inline=True)
@@ -203,11 +234,11 @@ def _cores_next(clocks):
 
 
 @compiled
-def _cores_tick(cores, work, caches, pool, events, page, amap, clocks, now):
+def _cores_tick(cores, work, caches, pool, events, page, amap, host, hops, links, clocks, now):
     if now < clocks[K_NEXT_TICK]:
         return
     cpu.tick(cores, work, now)
-    _serve(cores, work, caches, pool, events, page, amap, clocks, now)
+    _serve(cores, work, caches, pool, events, page, amap, host, hops, links, clocks, now)
     busy = False
     for c in range(len(cores.segment)):
         busy = busy or not cpu.finished(cores, c)
@@ -244,10 +275,12 @@ advance = compiled(entry=True)(assemble(
 
 
 def clock_fields(period_ps: int, path_ps: int, private_line: int, private_first: int,
-                 private_lines: int) -> np.ndarray:  # fmt: skip
+                 private_lines: int, header_bytes: int | None) -> np.ndarray:  # fmt: skip
+    """The model's scalars; ``header_bytes`` of a link packet, None for memory without links."""
     c = np.zeros(CLOCK_FIELDS, dtype=np.int64)
-    c[[K_PERIOD_PS, K_PATH_PS, K_PRIVATE_LINE, K_PRIVATE_FIRST, K_PRIVATE_LINES]] = (
-        period_ps, path_ps, private_line, private_first, private_lines)  # fmt: skip
+    c[[K_PERIOD_PS, K_PATH_PS, K_PRIVATE_LINE, K_PRIVATE_FIRST, K_PRIVATE_LINES, K_LINKED,
+       K_HEADER_BYTES]] = (period_ps, path_ps, private_line, private_first, private_lines,
+                           header_bytes is not None, header_bytes or 0)  # fmt: skip
     return c
 
 

@@ -1,5 +1,5 @@
 """A CPU run's result: the skeleton's, with each core's IPC, the caches' hit rates, the
-coherence traffic and the DRAM among the rows a person reads."""
+coherence traffic, the DRAM and the links (with 3D stacks) among the rows a person reads."""
 
 from __future__ import annotations
 
@@ -28,5 +28,20 @@ class CpuRunResult(SystemRunResult):
             ("DRAM reads / writes, row-buffer hit rate",
              f"{s['dram_reads']:,} / {s['dram_writes']:,}, "
              f"{100 * s['dram_row_hit_rate']:.1f}%"),
+            *_link_rows(s.get("links")),
             *energy_rows(self.energy),
         ]  # fmt: skip
+
+
+def _link_rows(links: dict | None) -> list[tuple[str, str]]:
+    """With 3D stacks behind links: each direction's bandwidth and utilization."""
+    if links is None:
+        return []
+    return [
+        (
+            f"links {name.replace('_', ' ')}",
+            f"{figures['gbps']:.1f} GB/s, {100 * figures['utilization']:.1f}% busy",
+        )
+        for name, figures in links.items()
+        if name != "memory_to_memory" or figures["bytes"]
+    ]

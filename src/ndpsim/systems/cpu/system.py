@@ -11,11 +11,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ndpsim.energy import by_component, cpu_core_energy_pj, dram_energy_pj, load_energy_table
+from ndpsim.energy import (
+    by_component,
+    cpu_core_energy_pj,
+    dram_energy_pj,
+    link_energy_pj,
+    load_energy_table,
+)
 from ndpsim.engine import events as ev
+from ndpsim.engine.clock import PS_PER_NS
 from ndpsim.engine.stats import StatsRegistry
 from ndpsim.engine.timeline import Timeline
 from ndpsim.errors import ConfigError
+from ndpsim.hw import link as linkmod
 from ndpsim.hw import requests as rq
 from ndpsim.hw.core.contract import HOST, place_cores
 from ndpsim.hw.core.cpu import CPU
@@ -23,6 +31,9 @@ from ndpsim.hw.cpu import caches as cc
 from ndpsim.hw.cpu import core as cpu
 from ndpsim.hw.dram import address_map, controller
 from ndpsim.hw.dram import vaults as vaultmod
+from ndpsim.hw.hops import build_hops
+from ndpsim.hw.host_interface import build_host_interface
+from ndpsim.hw.network import build_network
 from ndpsim.policy.mapping import ADDRESS_MAPPINGS
 from ndpsim.systems.cpu import model
 from ndpsim.systems.cpu.config import CpuSystemConfig
@@ -30,7 +41,7 @@ from ndpsim.systems.cpu.results import CpuRunResult
 from ndpsim.systems.cpu.timeline import CpuSampler
 from ndpsim.systems.skeleton import checks, memory, results
 from ndpsim.systems.skeleton import program as skeleton
-from ndpsim.systems.skeleton.timeline import DramSampler, RunTimeline
+from ndpsim.systems.skeleton.timeline import DramSampler, LinkSampler, RunTimeline
 from ndpsim.trace.cpu_threads import PRIVATE_STRIDE, cpu_launch
 from ndpsim.trace.cpu_work import build_cpu_work
 from ndpsim.trace.work import LINE_BYTES
@@ -39,17 +50,54 @@ from ndpsim.trace.work import LINE_BYTES
 class CpuSystem(skeleton.ProgramSystem):
     def __init__(self, config: CpuSystemConfig):
         c = self.config = config
-        self.dram = c.dram_preset().in_accesses_of(LINE_BYTES)
+        cube = c.dram_preset().in_accesses_of(LINE_BYTES)  # one cube's (DDR: the whole memory)
+        self.channels_per_cube = cube.organization.channels
+        self.dram = memory.all_cubes(cube, c.memory.cubes)
         self.policy = ADDRESS_MAPPINGS.get(c.memory.mapping)()
-        self.mapping = memory.dram_address_mapping(self.policy, self.dram, 1, c.memory.page_bytes,
-                                                   xor_cube=False)  # fmt: skip
+        self.mapping = memory.dram_address_mapping(self.policy, cube, c.memory.cubes,
+                                                   c.memory.page_bytes,
+                                                   c.memory.xor_cube)  # fmt: skip
+        links = c.links
+        # DDR channels have no links: a network of one cube keeps the model's arrays typed
+        self.network = build_network(
+            c.memory.cubes, host=True, topology=links.cube_topology if links else "star",
+            mesh_columns=links.mesh_columns if links else None,
+            host_cubes=links.host_cubes if links else None)  # fmt: skip
         self.clock = c.cores.clock()
         self.cores = place_cores([c.cores.kind], c, self.clock, models=(CPU,), sites=(HOST,))
         (self.group,) = self.cores.groups
         self.energy_table = load_energy_table(c.energy)
 
     def channel_label(self, ch: int) -> str:
-        return f"channel{ch}"
+        if self.config.links is None:
+            return f"channel{ch}"
+        return f"cube{ch // self.channels_per_cube}-vault{ch % self.channels_per_cube}"
+
+    def link_label(self, i: int) -> str:
+        net = self.network
+        if i < len(net.links):
+            a, b = net.links[i]
+            name = lambda n: "cpu" if n == net.host else f"cube{n}"  # noqa: E731
+            return f"{name(a)}->{name(b)}"
+        return f"cube{i - len(net.links)}-tsv"
+
+    def links(self) -> tuple[linkmod.Links, np.ndarray]:
+        """The memory network's links, then each cube's TSVs (when modelled), fresh; and the TSV
+        link of each cube (-1: none). A host without links has none."""
+        c = self.config
+        if c.links is None:
+            return linkmod.build_links([], []), np.full(1, -1, dtype=np.int64)
+        kinds = self.network.kinds
+        bandwidth = [{"host-to-cube": c.links.host_to_cube_gbps,
+                      "cube-to-host": c.links.cube_to_host_gbps,
+                      "cube": c.links.cube_to_cube_gbps or 1.0}[k] for k in kinds]  # fmt: skip
+        latency = [round(c.links.latency_ns * PS_PER_NS)] * len(kinds)
+        tsv = np.full(c.memory.cubes, -1, dtype=np.int64)
+        if c.memory.internal_gbps > 0:
+            tsv[:] = np.arange(len(kinds), len(kinds) + c.memory.cubes)
+            bandwidth += [c.memory.internal_gbps] * c.memory.cubes
+            latency += [0] * c.memory.cubes
+        return linkmod.build_links(bandwidth, latency), tsv
 
     def machine(self, module, memory, seed: int) -> CpuRun:
         return CpuRun(self, module, memory, seed)
@@ -70,8 +118,9 @@ class CpuRun(skeleton.Machine):
                                                org.capacity_bytes - private, system.policy,
                                                seed)  # fmt: skip
         self.clocks = model.clock_fields(
-            system.clock.period_ps, round(c.memory.path_latency_ns * 1000), model.PRIVATE_LINE,
-            (org.capacity_bytes - private) // LINE_BYTES, private // LINE_BYTES)  # fmt: skip
+            system.clock.period_ps, round(c.memory.path_latency_ns * PS_PER_NS),
+            model.PRIVATE_LINE, (org.capacity_bytes - private) // LINE_BYTES,
+            private // LINE_BYTES, c.links.header_bytes if c.links else None)  # fmt: skip
         k = c.caches
         self.caches = cc.build_caches(
             cores, system.clock.period_ps, 1 << model.CPU_LINE_SHIFT,
@@ -79,9 +128,11 @@ class CpuRun(skeleton.Machine):
             (k.llc_bytes, k.llc_ways, k.llc_cycles), k.llc_mshrs, k.coherence_cycles,
             k.prefetch_streams, k.prefetch_degree, 1 << model.BLOCK_SHIFT)  # fmt: skip
         self.dram = controller.build_dram_state(system.dram)
-        self.vaults = vaultmod.build_vaults(system.dram.timing.tCK_ps, org.channels,
-                                            np.full(1, -1, dtype=np.int64))  # fmt: skip
-        self.amap = address_map.build_address_map(LINE_BYTES, org.channels,
+        self.links, tsv = system.links()
+        self.host = build_host_interface(system.network)
+        self.hops = build_hops(system.network)
+        self.vaults = vaultmod.build_vaults(system.dram.timing.tCK_ps, org.channels, tsv)
+        self.amap = address_map.build_address_map(LINE_BYTES, system.channels_per_cube,
                                                   *system.mapping.arrays())  # fmt: skip
         self.pool, self.events = rq.request_pool(16384), ev.event_queue(16384)
         self.params = c.cores.params(system.clock.period_ps, system.group.kind.in_order)
@@ -97,9 +148,12 @@ class CpuRun(skeleton.Machine):
         system = self.system
         cores = [system.cores.label(u) for u in range(system.cores.count)]
         channels = [system.channel_label(ch) for ch in range(len(self.vaults.tick_at))]
-        return RunTimeline(timeline, [CpuSampler(timeline, cores),
-                                      DramSampler(timeline, channels)],
-                           launches_on="cores")  # fmt: skip
+        samplers = [CpuSampler(timeline, cores)]
+        if system.config.links:
+            labels = [system.link_label(i) for i in range(len(self.links.busy_ps))]
+            samplers.append(LinkSampler(timeline, labels))
+        samplers.append(DramSampler(timeline, channels))
+        return RunTimeline(timeline, samplers, launches_on="cores")
 
     def launch(self, index, trace, now_ps):
         cores = self.system.config.cores.count
@@ -108,8 +162,8 @@ class CpuRun(skeleton.Machine):
         self.clocks[model.K_NEXT_TICK] = now_ps
         self.clocks[model.K_LAST_DONE] = now_ps
         s = model.State(state, work, self.caches, self.pool, self.events,
-                        self.page_table.compiled, self.amap, self.vaults, self.dram,
-                        self.clocks)  # fmt: skip
+                        self.page_table.compiled, self.amap, self.host, self.hops, self.links,
+                        self.vaults, self.dram, self.clocks)  # fmt: skip
         return skeleton.Launched(skeleton.AssembledLaunch(
             model.advance, s, 4096,
             progress=lambda st: (int(st.cores.stats[:, cpu.S_INSTRUCTIONS].sum()),
@@ -125,12 +179,38 @@ class CpuRun(skeleton.Machine):
         left["instructions not retired"] = s.work.instruction_count - retired
         left["writes not taken"] = int(s.clocks[model.K_WRITES_PENDING])
         checks.check_drained(trace.info.kernel, left)
+        link_checks, link_errors = self._link_checks() if self.system.config.links else ([], [])
         checks.check_conserved(
             trace.info.kernel,
             [("the cores", "instructions retired", retired, s.work.instruction_count),
-             *checks.dram_checks(self.dram, self.system.channel_label)], [])  # fmt: skip
+             *checks.dram_checks(self.dram, self.system.channel_label), *link_checks],
+            link_errors)  # fmt: skip
+        if self.system.config.links:
+            checks.check_busy(self.links, self.dram, self.system.dram.organization.ranks,
+                              self.system.link_label, self.system.channel_label)  # fmt: skip
         self.stats += s.cores.stats
         self.instructions += retired
+
+    def _link_checks(self):
+        """Every read that went down the links came back with its data, every write was
+        acknowledged, every DRAM access crossed its cube's TSVs, and no packet is smaller than
+        its header."""
+        system, links, host = self.system, self.links, self.host
+        packets = links.traffic[:, :, 1]
+        tx, rx = np.unique(host.to_cube), np.unique(host.from_cube)
+        found = [
+            ("CPU links", "reads answered", int(packets[rx, linkmod.READ_DATA].sum()),
+             int(packets[tx, linkmod.READ_REQUEST].sum())),
+            ("CPU links", "writes acknowledged", int(packets[rx, linkmod.WRITE_ACK].sum()),
+             int(packets[tx, linkmod.WRITE_REQUEST].sum())),
+            ("CPU links", "DRAM reads requested", int(packets[tx, linkmod.READ_REQUEST].sum()),
+             int(self.dram.stats[:, controller.S_READS].sum())),
+            *checks.tsv_checks(self.vaults, links, self.dram, system.channels_per_cube,
+                               system.link_label),
+        ]  # fmt: skip
+        smallest = np.ones(len(links.busy_ps), dtype=np.int64)
+        smallest[: len(system.network.links)] = system.config.links.header_bytes
+        return found, checks.packet_errors(links, smallest, system.link_label)
 
     def result(self, time_ps, launches, wall_seconds):
         system, c = self.system, self.system.config
@@ -139,6 +219,11 @@ class CpuRun(skeleton.Machine):
         registry.adopt(system.group.name, cpu.CORE_STAT_NAMES, self.stats, labels)
         registry.adopt("caches", cc.CACHE_STAT_NAMES, self.caches.stats, labels)
         results.adopt_dram(registry, self.dram)
+        linked = c.links is not None
+        if linked:
+            results.adopt_links(
+                registry, self.links, [system.link_label(i) for i in range(len(self.links.busy_ps))]
+            )
         registry.check()
         cycles = max(1, system.clock.cycles(time_ps))
         dram = registry.totals("dram")
@@ -159,22 +244,41 @@ class CpuRun(skeleton.Machine):
             "writebacks": caches["writebacks"],
             **results.dram_figures(dram),
         }
-        energy = self._energy(core, caches, dram, cycles)
+        if linked:
+            kinds = system.network.kinds
+            summary["links"] = {
+                name: results.link_figures(self.links, [i for i, k in enumerate(kinds)
+                                                        if k == kind], time_ps)
+                for name, kind in (("cpu_to_memory", "host-to-cube"),
+                                   ("memory_to_cpu", "cube-to-host"),
+                                   ("memory_to_memory", "cube"))}  # fmt: skip
+        energy = self._energy(core, caches, dram, cycles, time_ps)
         return CpuRunResult(c.name, int(time_ps), cycles, launches, summary, registry.as_dict(),
                             wall_seconds, self.instructions, self.instructions,
                             dram["reads"] + dram["writes"], energy)  # fmt: skip
 
-    def _energy(self, core, caches, dram, cycles) -> dict[str, float]:
+    def _energy(self, core, caches, dram, cycles, time_ps) -> dict[str, float]:
         """Energy by component: the cores' instructions, each cache level's hits and misses
-        (ALP Table 1) and the DRAM."""
-        t, org = self.system.energy_table, self.system.dram.organization
-        return by_component({
+        (ALP Table 1), the DRAM, and with stacks the links and the cubes' TSVs."""
+        system = self.system
+        t, org, c = system.energy_table, system.dram.organization, system.config
+        parts = {
             "cores": cpu_core_energy_pj(t, core["instructions"], cycles, len(self.stats)),
             "caches": sum(caches[f"{level}_hits"] * getattr(t.cache, f"{level}_hit_pj")
                           + caches[f"{level}_misses"] * getattr(t.cache, f"{level}_miss_pj")
                           for level in ("l1", "l2", "llc")),
             "dram": dram_energy_pj(t, dram, org.row_bytes, org.access_bytes),
-        })  # fmt: skip
+        }  # fmt: skip
+        if c.links:
+            moved = self.links.traffic[:, :, 0].sum(axis=1)
+            network = len(system.network.links)
+            capacity = sum({"host-to-cube": c.links.host_to_cube_gbps,
+                            "cube-to-host": c.links.cube_to_host_gbps,
+                            "cube": c.links.cube_to_cube_gbps}[k]
+                           for k in system.network.kinds)  # fmt: skip
+            parts["links"] = link_energy_pj(t, capacity, int(time_ps), int(moved[:network].sum()))
+            parts["tsv"] = int(moved[network:].sum()) * 8 * t.interconnect.tsv_pj_per_bit
+        return by_component(parts)
 
 
 def _rate(hits: int, misses: int) -> float:

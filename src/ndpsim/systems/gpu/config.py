@@ -10,13 +10,13 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from ndpsim.config import ClockGHz, Cycles, Gbps, LatencyNs, OptionalGbps, Strict
+from ndpsim.config import ClockGHz, Cycles, LatencyNs, OptionalGbps, Strict
 from ndpsim.energy import load_energy_table
 from ndpsim.hw.core.simt_config import SimtConfig
 from ndpsim.hw.dram.spec import DramPreset, load_dram_preset
-from ndpsim.hw.topologies import CUBE_TOPOLOGIES
 from ndpsim.policy.mapping import ADDRESS_MAPPINGS
 from ndpsim.policy.offload import OFFLOAD_SCHEMES
+from ndpsim.systems.skeleton.links import LinkConfig
 
 
 class SmConfig(SimtConfig):
@@ -86,30 +86,6 @@ class MemoryConfig(Strict):
 
     def dram_preset(self) -> DramPreset:
         return load_dram_preset(self.dram, self.dram_overrides)
-
-
-class LinkConfig(Strict):
-    host_to_cube_gbps: Gbps
-    cube_to_host_gbps: Gbps
-    cube_to_cube_gbps: OptionalGbps = 0
-    cube_topology: Annotated[str, AfterValidator(CUBE_TOPOLOGIES.check)] = Field(
-        "star", description="the links between the cubes (ndpsim.hw.topologies): 'star' (none: "
-        "cube-to-cube traffic goes through the host; 'none' is its earlier name), "
-        "'fully-connected', 'hypercube', 'mesh', or one registered by a plug-in"
-    )  # fmt: skip
-    mesh_columns: int | None = Field(
-        None, ge=1, le=64, description="columns of a 'mesh' cube topology (rows = cubes / "
-        "columns); default: a square mesh"
-    )  # fmt: skip
-    host_cubes: list[int] | None = Field(
-        None, max_length=64, description="the cubes the host has a link to (where its memory "
-        "controllers attach, e.g. a mesh's corners); default: every cube (a star). A cube it "
-        "has no link to is reached through the attached cube fewest hops away, over the cube "
-        "network"
-    )  # fmt: skip
-    latency_ns: LatencyNs = Field(description="flight time of a packet (SerDes and wire)")
-    header_bytes: int = Field(16, ge=0, le=4096, description="bytes of header and tail per "
-                              "packet, at most 4096")  # fmt: skip
 
 
 class NdpConfig(Strict):

@@ -7,6 +7,8 @@ and its own counters.
   between steps (:class:`.program.LaunchView`).
 * :mod:`.memory`: the DRAM of all cubes as one address space: the address mapping over a DRAM
   preset's fields, the page table that places a program's pages, physical lines.
+* :mod:`.links`: the config section of the SerDes links between a host and its memory cubes
+  (and among the cubes), for every kind with stacks behind links.
 * :mod:`.checks`: the memory path's invariants (requests drained, every DRAM access and TSV
   crossing conserved, packets no smaller than their headers, links and DRAM buses never
   busier than they can be); a kind adds the checks of its own components.
