@@ -8,7 +8,8 @@ import pytest
 
 from ndpsim.errors import ConfigError
 from ndpsim.sweeps.sweep import prepare
-from ndpsim.systems import load_system
+from ndpsim.systems import load_system, run_programs_on
+from ndpsim.systems.skeleton.program import Program
 from ndpsim.trace.cpu_threads import cpu_program
 from ndpsim.workloads import kernel_module, run_workload
 
@@ -115,3 +116,37 @@ def test_an_hmc_host_spreads_its_lines_over_several_cubes():
 def test_cubes_without_links_are_refused():
     with pytest.raises(ConfigError, match="links"):
         load_system("cpu-baseline", {"memory": {"cubes": 2}})
+
+
+def _program(workload: str, name: str | None = None) -> Program:
+    functional = run_workload(workload, "tiny", 0)
+    return Program(name or workload, functional.traces,
+                   kernel_module(functional.workload.module_name), functional.memory)  # fmt: skip
+
+
+def test_several_programs_run_at_once_each_on_its_own_cores():
+    vadd, bfs = _program("vadd"), _program("bfs")
+    result = run_programs_on(load_system("cpu-baseline"), [vadd, bfs])
+    programs = result.summary["programs"]
+    for program in (vadd, bfs):
+        mine = programs[program.name]
+        assert mine["cores"] == 4 and mine["launches"] == len(program.traces)
+        assert mine["instructions"] == sum(t.num_thread_instructions for t in program.traces)
+        assert result.stats["programs"][program.name]["instructions"] == mine["instructions"]
+    assert result.kernels == len(vadd.traces) + len(bfs.traces)
+    # the run ends with its last program (BFS's 16 launches)
+    assert programs["bfs"]["time_us"] == result.time_ps / 1e6 > programs["vadd"]["time_us"]
+
+
+def test_programs_run_at_once_have_address_spaces_of_their_own():
+    vadd = _program("vadd")
+    one = load_system("cpu-baseline").run(vadd.traces, vadd.module, vadd.memory)
+    two = run_programs_on(load_system("cpu-baseline"),
+                          [_program("vadd", "first"), _program("vadd", "second")])  # fmt: skip
+    # the same program twice reads its data twice: neither finds the other's in the LLC
+    assert two.summary["dram_reads"] >= 1.9 * one.summary["dram_reads"]
+
+
+def test_more_programs_than_cores_are_refused():
+    with pytest.raises(ConfigError, match="9 programs"):
+        run_programs_on(load_system("cpu-baseline"), [_program("vadd", f"p{k}") for k in range(9)])

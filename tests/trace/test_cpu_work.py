@@ -68,3 +68,19 @@ def test_each_cpu_thread_has_shared_memory_of_its_own_apart_from_device_memory()
     thread = np.repeat(np.arange(launch.threads), np.diff(launch.mem_first))[shared]
     assert (slot == 2 * thread).all()
     assert (work.mem_address[~shared] < PRIVATE_BASE).all()
+
+
+def test_programs_launches_merge_into_one_stream_per_core():
+    classes = [k.K_INT, k.K_LOAD, k.K_INT]
+    first = k.stream_work([0, 1, 2], classes, [[]] * 3, [[0]] * 3, addresses=[64])
+    second = k.stream_work([0, 1, 1], classes, [[]] * 3, [[0]] * 3, addresses=[128, 192])
+    third = k.stream_work([2, 0], classes, [[]] * 3, [[0]] * 3)
+    # core 0 runs program 0's two launches, core 1 program 1's one, core 2 nothing
+    work, launch_end = k.merge_cpu_works([[first, second], [third]], np.array([0, 1, -1]))
+    assert list(work.thread_first) == [0, 3, 5, 5]
+    assert launch_end.tolist() == [[1, 3], [5, 5], [5, 5]]  # segments after each launch
+    # each launch's pcs moved past the tables of the launches before it
+    assert list(work.seg_pc) == [0, 3 + 0, 3 + 1, 6 + 2, 6 + 0]
+    assert list(work.mem_address) == [64, 128, 192]
+    assert list(work.seg_mem) == [0, 1, 2, 3, 3, 3]
+    assert len(work.pc_class) == 9 and work.instruction_count == 8

@@ -117,7 +117,8 @@ def _lanes_below(mask, lane):
 @compiled
 def _lower(cta_cpu, wpc, run_first, run_pc, run_length, run_mask, run_seq, rec_first,
            rec_seq, rec_mask, rec_form, rec_offset, rec_base, rec_stride, rec_size, rec_kind,
-           rec_space, lane_offsets, addresses, next_barrier, at_run, at_offset, at_record,
+           rec_space, lane_offsets, addresses, next_barrier, device_offset, first_thread, at_run,
+           at_offset, at_record,
            seg_pc, seg_length, seg_mem, thread_end, mem_address, mem_offset, mem_bytes, mem_kind,
            mem_space, mem_end, counts):  # fmt: skip
     """Walk every CTA's threads phase by phase (see the module), writing the segments and
@@ -179,8 +180,12 @@ def _lower(cta_cpu, wpc, run_first, run_pc, run_length, run_mask, run_seq, rec_f
                             if space == MemorySpace.SHARED or space == MemorySpace.LOCAL:
                                 if address < 0 or address >= PRIVATE_LIMIT:
                                     return _PRIVATE_BEYOND
-                                slot = 2 * cpu + (1 if space == MemorySpace.LOCAL else 0)
+                                slot = 2 * (first_thread + cpu) + (
+                                    1 if space == MemorySpace.LOCAL else 0
+                                )
                                 address += PRIVATE_BASE + slot * PRIVATE_STRIDE
+                            else:
+                                address += device_offset
                             if accesses == len(mem_address):
                                 return _OVERFLOW
                             mem_address[accesses] = address
@@ -206,8 +211,12 @@ def _lower(cta_cpu, wpc, run_first, run_pc, run_length, run_mask, run_seq, rec_f
     return _OK
 
 
-def cpu_launch(trace: Trace, module: Module, threads: int) -> CpuLaunch:
-    """``trace`` (one launch) as ``threads`` CPU threads run it (see the module)."""
+def cpu_launch(trace: Trace, module: Module, threads: int, device_offset: int = 0,
+               first_thread: int = 0) -> CpuLaunch:  # fmt: skip
+    """``trace`` (one launch) as ``threads`` CPU threads run it (see the module). With several
+    programs at once, a program's device memory addresses move by ``device_offset`` bytes (its
+    place in the address space they share) and its threads are numbered from
+    ``first_thread`` (their private buffers' slots)."""
     if threads < 1:
         raise ValueError(f"a CPU program needs at least one thread, got {threads}")
     info = trace.info
@@ -251,7 +260,8 @@ def cpu_launch(trace: Trace, module: Module, threads: int) -> CpuLaunch:
         trace.mem_form[records], trace.mem_offset[records],
         trace.mem_base[records].view(np.int64), trace.mem_stride[records],
         trace.mem_size[records], trace.mem_kind[records], trace.mem_space[records],
-        trace.lane_offsets, trace.addresses.view(np.int64), next_barrier,
+        trace.lane_offsets, trace.addresses.view(np.int64), next_barrier, device_offset,
+        first_thread,
         *(np.zeros(wpc * 32, np.int64) for _ in range(3)), seg_pc, seg_length, seg_mem,
         thread_end, mem_address, mem_offset, mem_bytes, mem_kind, mem_space, mem_end,
         counts)  # fmt: skip

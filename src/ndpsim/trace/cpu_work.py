@@ -140,4 +140,63 @@ def stream_work(pcs, classes, sources, destinations, addresses=None, access_byte
     )  # fmt: skip
 
 
-__all__ = ["CLASS_NAMES", "CpuWork", "build_cpu_work", "cpu_classes", "stream_work"]
+def merge_cpu_works(
+    launches: list[list[CpuWork]], program_of: np.ndarray
+) -> tuple[CpuWork, np.ndarray]:
+    """Several programs' launches as one work for all cores: core ``c`` of program
+    ``program_of[c]`` (-1: none) runs, launch after launch of its program (``launches[p]``, each
+    with as many threads as the program has cores), the thread of its rank among the program's
+    cores. Returns the work and ``launch_end[c, k]``, one past core ``c``'s last segment of its
+    program's launch ``k`` (where it waits for the program's other cores)."""
+    tables = [w for program in launches for w in program]
+    pc_base = np.cumsum([0] + [len(w.pc_class) for w in tables])
+    src_base = np.cumsum([0] + [len(w.pc_src) for w in tables])
+    dst_base = np.cumsum([0] + [len(w.pc_dst) for w in tables])
+    table_of = np.cumsum([0] + [len(program) for program in launches])  # program's first table
+    most = max(len(program) for program in launches)
+    seg_pc, seg_length, seg_mem, address, offset, size = [], [], [], [], [], []
+    thread_first = [0]
+    launch_end = np.zeros((len(program_of), most), dtype=np.int64)
+    segments = accesses = 0
+    for c, p in enumerate(program_of):
+        rank = int((program_of[:c] == p).sum())
+        for k, w in enumerate(launches[p] if p >= 0 else []):
+            s0, s1 = w.thread_first[rank], w.thread_first[rank + 1]
+            a0, a1 = w.seg_mem[s0], w.seg_mem[s1]
+            seg_pc.append(w.seg_pc[s0:s1] + pc_base[table_of[p] + k])
+            seg_length.append(w.seg_length[s0:s1])
+            seg_mem.append(w.seg_mem[s0:s1] - a0 + accesses)
+            address.append(w.mem_address[a0:a1])
+            offset.append(w.mem_offset[a0:a1])
+            size.append(w.mem_bytes[a0:a1])
+            segments += s1 - s0
+            accesses += a1 - a0
+            launch_end[c, k] = segments
+        launch_end[c, len(launches[p]) if p >= 0 else 0 :] = segments
+        thread_first.append(segments)
+    seg_mem.append(np.array([accesses]))
+
+    def joined(parts, dtype):
+        return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
+
+    def tables_csr(first: str, flat: str, base):
+        starts = [getattr(w, first)[:-1] + base[i] for i, w in enumerate(tables)]
+        return (np.concatenate([*starts, [base[-1]]]).astype(np.int64),
+                np.concatenate([getattr(w, flat) for w in tables]).astype(np.int64))  # fmt: skip
+
+    src_first, src = tables_csr("pc_src_first", "pc_src", src_base)
+    dst_first, dst = tables_csr("pc_dst_first", "pc_dst", dst_base)
+    work = CpuWork(
+        thread_first=np.array(thread_first, dtype=np.int64),
+        seg_pc=joined(seg_pc, np.int32), seg_length=joined(seg_length, np.int32),
+        seg_mem=joined(seg_mem, np.int64), mem_address=joined(address, np.int64),
+        mem_offset=joined(offset, np.int32), mem_bytes=joined(size, np.int32),
+        pc_class=np.concatenate([w.pc_class for w in tables]).astype(np.int64),
+        pc_src_first=src_first, pc_src=src, pc_dst_first=dst_first, pc_dst=dst,
+        registers=max(w.registers for w in tables),
+    )  # fmt: skip
+    return work, launch_end
+
+
+__all__ = ["CLASS_NAMES", "CpuWork", "build_cpu_work", "cpu_classes", "merge_cpu_works",
+           "stream_work"]  # fmt: skip

@@ -125,8 +125,10 @@ class CpuCores(NamedTuple):
     req_used: np.ndarray  # int64[1]
 
 
-def build_cores(work: CpuWork, params: np.ndarray, latency: np.ndarray) -> CpuCores:
-    """A core for each thread of ``work``, core ``c`` running thread ``c``."""
+def build_cores(work: CpuWork, params: np.ndarray, latency: np.ndarray,
+                last: np.ndarray | None = None) -> CpuCores:  # fmt: skip
+    """A core for each thread of ``work``, core ``c`` running thread ``c``, up to segment
+    ``last[c]`` (default: the thread's end; see :func:`resume`)."""
     cores = work.threads
     rob = int(params[P_ROB])
     table = 1 << int(params[P_HISTORY_BITS] + params[P_PC_BITS])
@@ -135,7 +137,7 @@ def build_cores(work: CpuWork, params: np.ndarray, latency: np.ndarray) -> CpuCo
     first = work.thread_first[:-1].astype(np.int64)
     state = CpuCores(
         params=params.astype(np.int64), latency=latency.astype(np.int64), segment=first.copy(),
-        last=work.thread_first[1:].astype(np.int64),
+        last=(work.thread_first[1:] if last is None else last).astype(np.int64),
         at_pc=np.zeros(cores, dtype=np.int64), start_pc=np.zeros(cores, dtype=np.int64),
         end_pc=np.zeros(cores, dtype=np.int64), access=work.seg_mem[first].astype(np.int64),
         access_end=np.zeros(cores, dtype=np.int64), access_pc=np.zeros(cores, dtype=np.int64),
@@ -191,6 +193,14 @@ def _enter(cores, work, c, s):
     cores.end_pc[c] = start + work.seg_length[s]
     cores.access_end[c] = work.seg_mem[s + 1]
     _next_access(cores, work, c)
+
+
+@compiled
+def resume(cores, work, c, last):
+    """Core ``c``, finished, goes on with its stream up to segment ``last`` (its program's
+    next launch, when several programs' launches are one work)."""
+    cores.last[c] = last
+    _enter(cores, work, c, cores.segment[c])
 
 
 @compiled(inline=True)
@@ -457,4 +467,4 @@ def core_params(
 
 
 __all__ = ["CORE_STAT_NAMES", "CpuCores", "CpuWork", "build_cores", "core_params", "finished",
-           "load_done", "store_written", "tick"]  # fmt: skip
+           "load_done", "resume", "store_written", "tick"]  # fmt: skip

@@ -46,8 +46,33 @@ BLOCK_SHIFT = MEMORY_LINE_SHIFT - CPU_LINE_SHIFT
 FOR_LOAD, FOR_STORE, FOR_PREFETCH, FOR_WRITEBACK, WAITING = 0, 1, 2, 3, 4
 # the model's scalars (State.clocks)
 (K_NEXT_TICK, K_PERIOD_PS, K_PATH_PS, K_PRIVATE_LINE, K_PRIVATE_FIRST, K_PRIVATE_LINES,
- K_WRITES_PENDING, K_LAST_DONE, K_LINKED, K_HEADER_BYTES) = range(10)  # fmt: skip
-CLOCK_FIELDS = 10
+ K_WRITES_PENDING, K_LAST_DONE, K_LINKED, K_HEADER_BYTES, K_MIX) = range(11)  # fmt: skip
+CLOCK_FIELDS = 11
+
+
+class Mix(NamedTuple):
+    """Several programs' launches as one work (``K_MIX``, :func:`~ndpsim.trace.cpu_work.
+    merge_cpu_works`): the program each core runs, where each core's launches end, and how far
+    each program has come."""
+
+    core_program: np.ndarray  # int64[cores]: -1 for a core without a program
+    launch_end: np.ndarray  # int64[cores, most launches]: one past each launch's segments
+    launches: np.ndarray  # int64[programs]: how many each has
+    running: np.ndarray  # int64[programs]: the launch each runs (its count once it is done)
+    ended_ps: np.ndarray  # int64[programs]: when its last launch ended
+
+
+def build_mix(core_program: np.ndarray, launch_end: np.ndarray, launches: list[int]) -> Mix:
+    return Mix(core_program=np.asarray(core_program, dtype=np.int64),
+               launch_end=np.asarray(launch_end, dtype=np.int64),
+               launches=np.asarray(launches, dtype=np.int64),
+               running=np.zeros(len(launches), dtype=np.int64),
+               ended_ps=np.zeros(len(launches), dtype=np.int64))  # fmt: skip
+
+
+def one_program(cores: int) -> Mix:
+    """The mix of a run of one program launch by launch (unused: ``K_MIX`` is 0)."""
+    return build_mix(np.zeros(cores), np.zeros((cores, 1)), [1])
 
 
 class State(NamedTuple):  # the compiled model's components; handlers take them by name
@@ -63,6 +88,7 @@ class State(NamedTuple):  # the compiled model's components; handlers take them 
     links: linkmod.Links
     vaults: vaultmod.Vaults
     dram: controller.DramState
+    mix: Mix
     clocks: np.ndarray  # int64[CLOCK_FIELDS]
 
 
@@ -234,11 +260,35 @@ def _cores_next(clocks):
 
 
 @compiled
-def _cores_tick(cores, work, caches, pool, events, page, amap, host, hops, links, clocks, now):
+def _next_launches(cores, work, mix, now):
+    """Each program whose cores have all finished their launch goes on to its next one, or
+    ends."""
+    for p in range(len(mix.launches)):
+        if mix.running[p] >= mix.launches[p]:
+            continue
+        done = True
+        for c in range(len(mix.core_program)):
+            done = done and (mix.core_program[c] != p or cpu.finished(cores, c))
+        if not done:
+            continue
+        mix.running[p] += 1
+        if mix.running[p] == mix.launches[p]:
+            mix.ended_ps[p] = now
+            continue
+        for c in range(len(mix.core_program)):
+            if mix.core_program[c] == p:
+                cpu.resume(cores, work, c, mix.launch_end[c, mix.running[p]])
+
+
+@compiled
+def _cores_tick(cores, work, caches, pool, events, page, amap, host, hops, links, mix, clocks,
+                now):  # fmt: skip
     if now < clocks[K_NEXT_TICK]:
         return
     cpu.tick(cores, work, now)
     _serve(cores, work, caches, pool, events, page, amap, host, hops, links, clocks, now)
+    if clocks[K_MIX]:
+        _next_launches(cores, work, mix, now)
     busy = False
     for c in range(len(cores.segment)):
         busy = busy or not cpu.finished(cores, c)

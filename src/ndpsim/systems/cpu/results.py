@@ -29,6 +29,9 @@ class CpuRunResult(SystemRunResult):
              f"{s['dram_reads']:,} / {s['dram_writes']:,}, "
              f"{100 * s['dram_row_hit_rate']:.1f}%"),
             *_link_rows(s.get("links")),
+            *[(f"program {name}", f"{p['cores']} cores, {p['launches']} launches, "
+                                  f"{p['time_us']:.2f} us, IPC per core {p['ipc_per_core']:.2f}")
+              for name, p in s.get("programs", {}).items()],  # several programs at once
             *energy_rows(self.energy),
         ]  # fmt: skip
 

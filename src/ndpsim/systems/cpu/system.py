@@ -9,6 +9,10 @@ their state from one launch to the next.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
 import numpy as np
 
 from ndpsim.energy import (
@@ -34,6 +38,7 @@ from ndpsim.hw.dram import vaults as vaultmod
 from ndpsim.hw.hops import build_hops
 from ndpsim.hw.host_interface import build_host_interface
 from ndpsim.hw.network import build_network
+from ndpsim.hw.pagetable import PageTable
 from ndpsim.policy.mapping import ADDRESS_MAPPINGS
 from ndpsim.systems.cpu import model
 from ndpsim.systems.cpu.config import CpuSystemConfig
@@ -41,9 +46,11 @@ from ndpsim.systems.cpu.results import CpuRunResult
 from ndpsim.systems.cpu.timeline import CpuSampler
 from ndpsim.systems.skeleton import checks, memory, results
 from ndpsim.systems.skeleton import program as skeleton
+from ndpsim.systems.skeleton.program import Program, ProgramMix
 from ndpsim.systems.skeleton.timeline import DramSampler, LinkSampler, RunTimeline
+from ndpsim.systems.stepping import SteppedRun
 from ndpsim.trace.cpu_threads import PRIVATE_STRIDE, cpu_launch
-from ndpsim.trace.cpu_work import build_cpu_work
+from ndpsim.trace.cpu_work import build_cpu_work, merge_cpu_works
 from ndpsim.trace.work import LINE_BYTES
 
 
@@ -99,28 +106,57 @@ class CpuSystem(skeleton.ProgramSystem):
             latency += [0] * c.memory.cubes
         return linkmod.build_links(bandwidth, latency), tsv
 
-    def machine(self, module, memory, seed: int) -> CpuRun:
-        return CpuRun(self, module, memory, seed)
+    def program_capacity_bytes(self) -> int:
+        """What the programs' pages may fill: the memory less the CPU threads' private
+        buffers at its top."""
+        c, org = self.config, self.dram.organization
+        private = 2 * c.cores.count * PRIVATE_STRIDE  # every thread's shared and local buffers
+        if private >= org.capacity_bytes:
+            raise ConfigError(f"memory.dram {c.memory.dram!r} holds {org.capacity_bytes:,} bytes, "
+                             f"less than the {c.cores.count} CPU threads' private "
+                             "buffers")  # fmt: skip
+        return org.capacity_bytes - private
+
+    def machine(self, module, device_memory, seed: int) -> CpuRun:
+        table = memory.program_pages(device_memory, self.config.memory.page_bytes,
+                                     self.program_capacity_bytes(), self.policy,
+                                     seed)  # fmt: skip
+        return CpuRun(self, module, table)
+
+    def run_programs(self, programs: Sequence[Program], seed: int | None = None,
+                     on_epoch: Callable[[Any], None] | None = None,
+                     timeline: Timeline | None = None) -> CpuRunResult:  # fmt: skip
+        """Simulate several programs at once, each on its own cores (split evenly among them,
+        :meth:`~ndpsim.hw.core.contract.Cores.programs`) and in its own address space, sharing
+        the LLC and the memory; each program's launches run in order, the next as soon as its
+        cores have finished the one before. The result reports each program apart
+        (``programs``) beside the shared components."""
+        return self.start_programs(programs, seed, on_epoch, timeline).finish()
+
+    def start_programs(self, programs: Sequence[Program], seed: int | None = None,
+                       on_epoch: Callable[[Any], None] | None = None,
+                       timeline: Timeline | None = None) -> SteppedRun:  # fmt: skip
+        """:meth:`run_programs`, for its caller to advance step by step."""
+        seed = self.config.seed if seed is None else seed
+        mix = ProgramMix(tuple(programs))
+        return skeleton.start_program(partial(CpuMixRun, self, mix, seed), [mix], on_epoch,
+                                      timeline)  # fmt: skip
 
 
 class CpuRun(skeleton.Machine):
     """The hardware of one run, launch by launch."""
 
-    def __init__(self, system: CpuSystem, module, device_memory, seed: int):
+    def __init__(self, system: CpuSystem, module, page_table: PageTable):
         c, self.system, self.module = system.config, system, module
         cores = c.cores.count
         org = system.dram.organization
-        private = 2 * cores * PRIVATE_STRIDE  # every thread's shared and local buffers
-        if private >= org.capacity_bytes:
-            raise ConfigError(f"memory.dram {c.memory.dram!r} holds {org.capacity_bytes:,} bytes, "
-                             f"less than the {cores} CPU threads' private buffers")  # fmt: skip
-        self.page_table = memory.program_pages(device_memory, c.memory.page_bytes,
-                                               org.capacity_bytes - private, system.policy,
-                                               seed)  # fmt: skip
+        self.page_table = page_table
+        programs_bytes = system.program_capacity_bytes()
         self.clocks = model.clock_fields(
             system.clock.period_ps, round(c.memory.path_latency_ns * PS_PER_NS),
-            model.PRIVATE_LINE, (org.capacity_bytes - private) // LINE_BYTES,
-            private // LINE_BYTES, c.links.header_bytes if c.links else None)  # fmt: skip
+            model.PRIVATE_LINE, programs_bytes // LINE_BYTES,
+            (org.capacity_bytes - programs_bytes) // LINE_BYTES,
+            c.links.header_bytes if c.links else None)  # fmt: skip
         k = c.caches
         self.caches = cc.build_caches(
             cores, system.clock.period_ps, 1 << model.CPU_LINE_SHIFT,
@@ -159,16 +195,20 @@ class CpuRun(skeleton.Machine):
         cores = self.system.config.cores.count
         work = build_cpu_work(cpu_launch(trace, self.module, cores), self.module)
         state = cpu.build_cores(work, self.params, self.latencies)
+        return self._launched(state, work, model.one_program(cores), trace.info.kernel, now_ps)
+
+    def _launched(self, cores, work, mix, name: str, now_ps: int) -> skeleton.Launched:
+        """The skeleton's launch of ``work`` on ``cores`` from ``now_ps``."""
         self.clocks[model.K_NEXT_TICK] = now_ps
         self.clocks[model.K_LAST_DONE] = now_ps
-        s = model.State(state, work, self.caches, self.pool, self.events,
+        s = model.State(cores, work, self.caches, self.pool, self.events,
                         self.page_table.compiled, self.amap, self.host, self.hops, self.links,
-                        self.vaults, self.dram, self.clocks)  # fmt: skip
+                        self.vaults, self.dram, mix, self.clocks)  # fmt: skip
         return skeleton.Launched(skeleton.AssembledLaunch(
             model.advance, s, 4096,
             progress=lambda st: (int(st.cores.stats[:, cpu.S_INSTRUCTIONS].sum()),
                                  int(rq.in_use(st.pool))),
-            diagnose=lambda pool, now: f"{trace.info.kernel!r} stuck at {now} ps with "
+            diagnose=lambda pool, now: f"{name!r} stuck at {now} ps with "
                                        f"{rq.in_use(pool)} requests in flight"))  # fmt: skip
 
     def launch_end(self, index, trace, launched, end_ps):
@@ -281,8 +321,64 @@ class CpuRun(skeleton.Machine):
         return by_component(parts)
 
 
+class CpuMixRun(CpuRun):
+    """The hardware of one run of several programs at once (:meth:`CpuSystem.run_programs`):
+    one page table holding every program's address space, and one launch of the skeleton
+    holding every launch of every program (:func:`~ndpsim.trace.cpu_work.merge_cpu_works`),
+    whose cores are split among the programs and whose programs go from launch to launch on
+    their own (the model's ``Mix``)."""
+
+    def __init__(self, system: CpuSystem, mix: ProgramMix, seed: int):
+        c = system.config
+        self.mix = mix
+        self.units = system.cores.programs(len(mix.programs))  # refuses too few cores
+        table, self.line_offsets = memory.programs_pages(
+            [p.memory for p in mix.programs], c.memory.page_bytes,
+            system.program_capacity_bytes(), system.policy, seed)  # fmt: skip
+        super().__init__(system, None, table)
+        self.clocks[model.K_MIX] = 1
+        self.progress: model.Mix | None = None
+
+    def launch(self, index, trace: ProgramMix, now_ps):
+        launches = []
+        for p, program in enumerate(trace.programs):
+            mine = np.flatnonzero(self.units == p)
+            offset = self.line_offsets[p] * LINE_BYTES
+            launches.append([
+                build_cpu_work(cpu_launch(t, program.module, len(mine), offset, int(mine[0])),
+                               program.module) for t in program.traces])  # fmt: skip
+        work, launch_end = merge_cpu_works(launches, self.units)
+        del launches
+        cores = cpu.build_cores(work, self.params, self.latencies, last=launch_end[:, 0])
+        self.progress = model.build_mix(self.units, launch_end,
+                                        [len(p.traces) for p in trace.programs])  # fmt: skip
+        return self._launched(cores, work, self.progress, trace.name, now_ps)
+
+    def result(self, time_ps, launches, wall_seconds):
+        result = super().result(time_ps, launches, wall_seconds)
+        result.kernels = sum(len(p.traces) for p in self.mix.programs)
+        clock = self.system.clock
+        for p, program in enumerate(self.mix.programs):
+            mine = self.units == p
+            counters = self.stats[mine].sum(axis=0)
+            ended = int(self.progress.ended_ps[p]) or time_ps
+            cycles = max(1, clock.cycles(ended))
+            instructions = int(counters[cpu.S_INSTRUCTIONS])
+            result.summary.setdefault("programs", {})[program.name] = {
+                "cores": int(mine.sum()),
+                "launches": len(program.traces),
+                "time_us": ended / 1e6,
+                "core_cycles": cycles,
+                "instructions": instructions,
+                "ipc_per_core": instructions / cycles / int(mine.sum()),
+            }
+            result.stats.setdefault("programs", {})[program.name] = dict(
+                zip(cpu.CORE_STAT_NAMES, map(int, counters), strict=True))  # fmt: skip
+        return result
+
+
 def _rate(hits: int, misses: int) -> float:
     return hits / (hits + misses) if hits + misses else 0.0
 
 
-__all__ = ["CpuRun", "CpuSystem"]
+__all__ = ["CpuMixRun", "CpuRun", "CpuSystem"]

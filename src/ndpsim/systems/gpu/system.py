@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -70,7 +69,7 @@ from ndpsim.systems.skeleton.memory import (
     program_pages,
     programs_pages,
 )
-from ndpsim.systems.skeleton.program import Launched, Machine, Program, start_program
+from ndpsim.systems.skeleton.program import Launched, Machine, Program, ProgramMix, start_program
 from ndpsim.systems.stepping import SteppedRun
 from ndpsim.trace.instances import find_instances, first_access, instance_lines
 from ndpsim.trace.trace import Trace
@@ -607,30 +606,6 @@ class GpuRun(Machine):
         return gpu_result(self.layout, time_ps, launches, self.sm_stats, self.mem, self.links,
                           self.dram, self.instructions, self.threads, wall_seconds, self.plan,
                           self.offload_stats, self.ratio, self.fewest_credits)  # fmt: skip
-
-
-@dataclass(frozen=True)
-class ProgramMix:
-    """Several programs run at once, as the skeleton's one launch: named by its programs."""
-
-    programs: tuple[Program, ...]
-
-    @property
-    def name(self) -> str:
-        return "+".join(p.name for p in self.programs)
-
-    @property
-    def info(self) -> SimpleNamespace:  # what checks and messages read of a launch
-        return SimpleNamespace(kernel=self.name, num_ctas=sum(
-            t.info.num_ctas for p in self.programs for t in p.traces))  # fmt: skip
-
-    @property
-    def num_warp_instructions(self) -> int:
-        return sum(t.num_warp_instructions for p in self.programs for t in p.traces)
-
-    @property
-    def num_thread_instructions(self) -> int:
-        return sum(t.num_thread_instructions for p in self.programs for t in p.traces)
 
 
 class _NextLaunches(loop.Controller):

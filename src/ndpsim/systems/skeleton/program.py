@@ -16,6 +16,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from ndpsim.engine import events as ev
@@ -38,6 +39,30 @@ class Program:
     traces: Sequence[Any]
     module: Any
     memory: Any
+
+
+@dataclass(frozen=True)
+class ProgramMix:
+    """Several programs run at once, as the skeleton's one launch: named by its programs."""
+
+    programs: tuple[Program, ...]
+
+    @property
+    def name(self) -> str:
+        return "+".join(p.name for p in self.programs)
+
+    @property
+    def info(self) -> SimpleNamespace:  # what checks and messages read of a launch
+        return SimpleNamespace(kernel=self.name, num_ctas=sum(
+            t.info.num_ctas for p in self.programs for t in p.traces))  # fmt: skip
+
+    @property
+    def num_warp_instructions(self) -> int:
+        return sum(t.num_warp_instructions for p in self.programs for t in p.traces)
+
+    @property
+    def num_thread_instructions(self) -> int:
+        return sum(t.num_thread_instructions for p in self.programs for t in p.traces)
 
 
 class LaunchView:
