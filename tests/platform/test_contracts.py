@@ -146,6 +146,7 @@ def test_an_unregistered_name_is_a_config_error_listing_the_registered(key, valu
 
 def test_an_unregistered_pass_is_a_config_error():
     with pytest.raises(
-        ConfigError, match="unknown offload pass 'nope'; registered: mpu-locations, sndp"
+        ConfigError,
+        match="unknown offload pass 'nope'; registered: alp-segments, mpu-locations, sndp",
     ):
         OFFLOAD_PASSES.get("nope")

@@ -15,6 +15,7 @@ grows with the live registers, not with every register of the function.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from functools import cached_property
 
 from ndpsim.analysis.cfg import ControlFlowGraph
@@ -107,6 +108,37 @@ class Liveness:
         for pc in range(start, end):
             for s in self.cfg.pc_successors[pc]:
                 if not start <= s < end and s < n:
+                    live_at_exits |= self._before[s]
+        return frozenset(written & live_at_exits)
+
+    def region_live_in(self, region: frozenset[int], entries: Iterable[int]) -> frozenset[str]:
+        """Registers whose value on entry to ``region`` (a set of pcs, entered at the pcs
+        ``entries``) may be read inside it: :meth:`range_live_in` for a region that need not
+        be one range of pcs."""
+        reads, kills = self.cfg.reads, self.cfg.kills
+        succs = self.cfg.pc_successors
+        order = sorted(region, reverse=True)
+        live: dict[int, frozenset[str]] = {pc: frozenset() for pc in order}
+        changed = True
+        while changed:
+            changed = False
+            for pc in order:
+                out = frozenset().union(*(live[s] for s in succs[pc] if s in region))
+                new = frozenset(set(reads[pc]) | (out - set(kills[pc])))
+                if new != live[pc]:
+                    live[pc] = new
+                    changed = True
+        return frozenset().union(*(live[pc] for pc in entries))
+
+    def region_live_out(self, region: frozenset[int]) -> frozenset[str]:
+        """Registers written inside ``region`` (a set of pcs) that are live where control
+        leaves it: :meth:`range_live_out` for any set of pcs."""
+        n = self.cfg.num_instructions
+        written = {r for pc in region for r in self.cfg.writes[pc]}
+        live_at_exits: set[str] = set()
+        for pc in region:
+            for s in self.cfg.pc_successors[pc]:
+                if s not in region and s < n:
                     live_at_exits |= self._before[s]
         return frozenset(written & live_at_exits)
 
