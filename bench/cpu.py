@@ -7,7 +7,8 @@ simulation is timed, in the same process after a ``tiny`` run has filled numba's
 found it filled). Each line prints the simulated instructions, the core cycles, the wall
 seconds of the simulation and the millions of instructions per second (MIPS). Then BP at 1/16
 of its ``small`` input and at ``small`` give the time ratio of inputs 16x apart (BP's work
-grows with its input; BFS's grows faster, with the graph's levels).
+grows with its input; BFS's grows faster, with the graph's levels), each case timed as the best
+of a few runs (3 and 2).
 
 For comparison, ZSim (Sanchez and Kozyrakis, ISCA 2013, abstract) simulates a 1024-core chip
 of detailed out-of-order cores at up to 300 MIPS on a 16-core host, about 19 MIPS per host core;
@@ -44,6 +45,12 @@ def simulate(workload: str, params: dict, size: str = "small") -> tuple[int, int
     return result.summary["warp_instructions"], result.core_cycles, wall
 
 
+def best_of(runs: int, workload: str, params: dict) -> tuple[int, float]:
+    """(instructions, the least wall seconds of ``runs`` simulations)."""
+    results = [simulate(workload, params) for _ in range(runs)]
+    return results[0][0], min(wall for _, _, wall in results)
+
+
 def main() -> None:
     t = time.perf_counter()
     simulate("vadd", {}, "tiny")
@@ -60,8 +67,10 @@ def main() -> None:
     print(f"  slowest {worst:.2f} MIPS ({verdict} >= {TARGET_MIPS}); ZSim: about "
           f"{ZSIM_MIPS_PER_HOST_CORE:.0f} MIPS per host core")  # fmt: skip
     small = 65_536  # BP's small input: its work grows with n, one pass per launch
-    few, _, base = simulate("bp", {"n": small // 16})
-    many, _, full = simulate("bp", {"n": small})
+    # each the best of a few runs: the 1/16 case takes a third of a second, which a busy
+    # neighbour on this shared machine moves by a tenth
+    few, base = best_of(3, "bp", {"n": small // 16})
+    many, full = best_of(2, "bp", {"n": small})
     ratio = full / base
     verdict = "meets" if ratio <= TARGET_RATIO else "misses"
     print(f"  BP 16x the input ({many / few:.1f}x the instructions): {ratio:.1f}x the time "

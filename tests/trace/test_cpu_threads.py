@@ -90,7 +90,7 @@ def test_every_instruction_and_access_of_the_trace_runs_once(workload, threads):
             assert ((inside >= first[k]) & (inside < first[k + 1])).all()
         # a segment is consecutive pcs of one CUDA thread, and its accesses lie inside it
         assert (cpu.mem_offset >= 0).all()
-        segment = np.repeat(np.arange(len(cpu.seg_pc)), np.diff(cpu.seg_mem))
+        segment = np.repeat(np.arange(len(cpu.seg_pc)), cpu.seg_accesses)
         assert (cpu.mem_offset < cpu.seg_length[segment]).all()
         recorded = expand_addresses(trace.mem_mask, trace.mem_form, trace.mem_offset,
                                     trace.mem_base, trace.mem_stride, trace.lane_offsets,

@@ -52,7 +52,7 @@ def test_a_hand_made_stream_is_cut_into_segments_where_the_pcs_jump():
     work = k.stream_work([0, 1, 2, 0, 1, 5, 6], classes, [[]] * 7, [[]] * 7,
                          addresses=[64, 128, 192])  # fmt: skip
     assert list(work.seg_pc) == [0, 0, 5] and list(work.seg_length) == [3, 2, 2]
-    assert list(work.seg_mem) == [0, 1, 2, 3]  # one access in each segment
+    assert list(work.seg_accesses) == [1, 1, 1]  # one access in each segment
     assert list(work.mem_offset) == [1, 1, 1]
     assert work.instruction_count == 7 and work.threads == 1
 
@@ -82,5 +82,5 @@ def test_programs_launches_merge_into_one_stream_per_core():
     # each launch's pcs moved past the tables of the launches before it
     assert list(work.seg_pc) == [0, 3 + 0, 3 + 1, 6 + 2, 6 + 0]
     assert list(work.mem_address) == [64, 128, 192]
-    assert list(work.seg_mem) == [0, 1, 2, 3, 3, 3]
+    assert list(work.seg_accesses) == [1, 1, 1, 0, 0] and list(work.mem_first) == [0, 3, 3, 3]
     assert len(work.pc_class) == 9 and work.instruction_count == 8

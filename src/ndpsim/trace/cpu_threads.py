@@ -52,20 +52,22 @@ _OK, _INACTIVE_LANE, _PRIVATE_BEYOND, _OVERFLOW = 0, 1, 2, 3
 @dataclass(frozen=True)
 class CpuLaunch:
     """One launch as CPU threads run it. Thread ``k`` runs segments ``thread_first[k]`` up to
-    ``thread_first[k + 1]`` in order; segment ``s`` is pcs ``seg_pc[s]`` up to ``seg_pc[s] +
-    seg_length[s]``, and its accesses are ``mem_*[seg_mem[s]:seg_mem[s + 1]]`` in order, each
-    made by the instruction ``mem_offset`` places into the segment. Thread ``k``'s accesses are
-    ``mem_first[k]`` up to ``mem_first[k + 1]``. Shared and local addresses are already in the
-    thread's private area."""
+    ``thread_first[k + 1]`` in order, and makes accesses ``mem_first[k]`` up to ``mem_first[k +
+    1]`` in order; segment ``s`` is pcs ``seg_pc[s]`` up to ``seg_pc[s] + seg_length[s]`` and
+    makes the next ``seg_accesses[s]`` of its thread's accesses, each by the instruction
+    ``mem_offset`` places into the segment. Shared and local addresses are already in the
+    thread's private area. Lengths, counts and offsets within a segment are ``uint16`` (a
+    kernel's straight runs are shorter than 65,536 instructions; a longer kernel gets
+    ``int32``)."""
 
     kernel: str
     seg_pc: np.ndarray  # int32[segments]
-    seg_length: np.ndarray  # int32[segments]
-    seg_mem: np.ndarray  # int64[segments + 1]
+    seg_length: np.ndarray  # uint16[segments]
+    seg_accesses: np.ndarray  # uint16[segments]
     thread_first: np.ndarray  # int64[threads + 1]
     mem_address: np.ndarray  # int64[accesses]
-    mem_offset: np.ndarray  # int32[accesses]
-    mem_bytes: np.ndarray  # int32[accesses]
+    mem_offset: np.ndarray  # uint16[accesses]
+    mem_bytes: np.ndarray  # uint16[accesses]
     mem_kind: np.ndarray  # uint8[accesses]: MemoryKind
     mem_space: np.ndarray  # uint8[accesses]: MemorySpace
     mem_first: np.ndarray  # int64[threads + 1]
@@ -95,7 +97,7 @@ class CpuLaunch:
     def access_instructions(self) -> np.ndarray:
         """The index in :meth:`pcs` of each access's instruction."""
         ends = np.concatenate([[0], np.cumsum(self.seg_length, dtype=np.int64)])
-        segment = np.repeat(np.arange(len(self.seg_length)), np.diff(self.seg_mem))
+        segment = np.repeat(np.arange(len(self.seg_length)), self.seg_accesses)
         return ends[segment] + self.mem_offset
 
 
@@ -119,8 +121,8 @@ def _lower(cta_cpu, wpc, run_first, run_pc, run_length, run_mask, run_seq, rec_f
            rec_seq, rec_mask, rec_form, rec_offset, rec_base, rec_stride, rec_size, rec_kind,
            rec_space, lane_offsets, addresses, next_barrier, device_offset, first_thread, at_run,
            at_offset, at_record,
-           seg_pc, seg_length, seg_mem, thread_end, mem_address, mem_offset, mem_bytes, mem_kind,
-           mem_space, mem_end, counts):  # fmt: skip
+           seg_pc, seg_length, seg_accesses, thread_end, mem_address, mem_offset, mem_bytes,
+           mem_kind, mem_space, mem_end, counts):  # fmt: skip
     """Walk every CTA's threads phase by phase (see the module), writing the segments and
     accesses (the arrays are sized to the most the trace may need: a run's share of a lane
     that falls through from the lane's previous run joins its segment). ``counts`` gets
@@ -156,12 +158,14 @@ def _lower(cta_cpu, wpc, run_first, run_pc, run_length, run_mask, run_seq, rec_f
                         # it falls through from the thread's previous run: one segment
                         base = np.int64(seg_pc[segments - 1])
                         seg_length[segments - 1] += stop - start
+                        opened = segments - 1
                     else:
                         if segments == len(seg_pc):
                             return _OVERFLOW
                         base = start
                         seg_pc[segments], seg_length[segments] = start, stop - start
-                        seg_mem[segments] = accesses
+                        seg_accesses[segments] = 0
+                        opened = segments
                         segments += 1
                     while k < last_record and rec_seq[k] < high:
                         mask = rec_mask[k]
@@ -193,6 +197,7 @@ def _lower(cta_cpu, wpc, run_first, run_pc, run_length, run_mask, run_seq, rec_f
                             mem_bytes[accesses] = rec_size[k]
                             mem_kind[accesses] = rec_kind[k]
                             mem_space[accesses] = space
+                            seg_accesses[opened] += 1
                             accesses += 1
                         k += 1
                     if stop == run_end:
@@ -207,7 +212,6 @@ def _lower(cta_cpu, wpc, run_first, run_pc, run_length, run_mask, run_seq, rec_f
         thread_end[cpu] = segments
         mem_end[cpu] = accesses
     counts[0], counts[1] = segments, accesses
-    seg_mem[segments] = accesses
     return _OK
 
 
@@ -246,10 +250,11 @@ def cpu_launch(trace: Trace, module: Module, threads: int, device_offset: int = 
     pieces = run_barriers + ~barrier[run_pc + run_length - 1]
     segments = int((popcount(trace.run_mask) * pieces).sum())
     accesses = int(popcount(trace.mem_mask).sum())
-    seg_pc, seg_length = np.empty(segments, np.int32), np.empty(segments, np.int32)
-    seg_mem = np.empty(segments + 1, np.int64)
-    mem_address, mem_offset = np.empty(accesses, np.int64), np.empty(accesses, np.int32)
-    mem_bytes = np.empty(accesses, np.int32)
+    within = np.uint16 if pcs < 1 << 16 else np.int32  # a count or place within a segment
+    seg_pc, seg_length = np.empty(segments, np.int32), np.empty(segments, within)
+    seg_accesses = np.empty(segments, within)
+    mem_address, mem_offset = np.empty(accesses, np.int64), np.empty(accesses, within)
+    mem_bytes = np.empty(accesses, np.uint16)
     mem_kind, mem_space = np.empty(accesses, np.uint8), np.empty(accesses, np.uint8)
     thread_end, mem_end = np.zeros(threads, np.int64), np.zeros(threads, np.int64)
     counts = np.zeros(2, dtype=np.int64)
@@ -262,7 +267,7 @@ def cpu_launch(trace: Trace, module: Module, threads: int, device_offset: int = 
         trace.mem_size[records], trace.mem_kind[records], trace.mem_space[records],
         trace.lane_offsets, trace.addresses.view(np.int64), next_barrier, device_offset,
         first_thread,
-        *(np.zeros(wpc * 32, np.int64) for _ in range(3)), seg_pc, seg_length, seg_mem,
+        *(np.zeros(wpc * 32, np.int64) for _ in range(3)), seg_pc, seg_length, seg_accesses,
         thread_end, mem_address, mem_offset, mem_bytes, mem_kind, mem_space, mem_end,
         counts)  # fmt: skip
     if status == _INACTIVE_LANE:
@@ -279,7 +284,7 @@ def cpu_launch(trace: Trace, module: Module, threads: int, device_offset: int = 
     # a thread without CTAs ends where the one before it did
     return CpuLaunch(
         kernel=info.kernel, seg_pc=seg_pc[: counts[0]], seg_length=seg_length[: counts[0]],
-        seg_mem=seg_mem[: counts[0] + 1],
+        seg_accesses=seg_accesses[: counts[0]],
         thread_first=np.concatenate([[0], np.maximum.accumulate(thread_end)]),
         mem_address=mem_address, mem_offset=mem_offset, mem_bytes=mem_bytes, mem_kind=mem_kind,
         mem_space=mem_space, mem_first=np.concatenate([[0], np.maximum.accumulate(mem_end)]),

@@ -40,12 +40,13 @@ class CpuWork(NamedTuple):
     accesses) with what the cores need about each pc."""
 
     thread_first: np.ndarray  # int64[threads + 1]: each thread's first segment
+    mem_first: np.ndarray  # int64[threads + 1]: each thread's first access
     seg_pc: np.ndarray  # int32[segments]
-    seg_length: np.ndarray  # int32[segments]
-    seg_mem: np.ndarray  # int64[segments + 1]: each segment's first access
+    seg_length: np.ndarray  # uint16 (or int32)[segments]
+    seg_accesses: np.ndarray  # uint16 (or int32)[segments]: how many accesses each makes
     mem_address: np.ndarray  # int64[accesses]
-    mem_offset: np.ndarray  # int32[accesses]: its instruction's place in its segment
-    mem_bytes: np.ndarray  # int32[accesses]
+    mem_offset: np.ndarray  # uint16 (or int32)[accesses]: its instruction's place in its segment
+    mem_bytes: np.ndarray  # uint16[accesses]
     pc_class: np.ndarray  # int64[pcs]: K_*
     pc_src_first: np.ndarray  # int64[pcs + 1]: registers each pc reads (CSR into pc_src)
     pc_src: np.ndarray
@@ -98,8 +99,9 @@ def build_cpu_work(launch: CpuLaunch, module: Module) -> CpuWork:
     """``launch``'s CPU threads as the core models read them."""
     src_first, src, dst_first, dst, registers = register_sets(module.function(launch.kernel))
     return CpuWork(
-        thread_first=launch.thread_first, seg_pc=launch.seg_pc, seg_length=launch.seg_length,
-        seg_mem=launch.seg_mem, mem_address=launch.mem_address, mem_offset=launch.mem_offset,
+        thread_first=launch.thread_first, mem_first=launch.mem_first, seg_pc=launch.seg_pc,
+        seg_length=launch.seg_length, seg_accesses=launch.seg_accesses,
+        mem_address=launch.mem_address, mem_offset=launch.mem_offset,
         mem_bytes=launch.mem_bytes, pc_class=cpu_classes(module.function(launch.kernel)),
         pc_src_first=src_first, pc_src=src, pc_dst_first=dst_first, pc_dst=dst,
         registers=int(registers),
@@ -128,13 +130,15 @@ def stream_work(pcs, classes, sources, destinations, addresses=None, access_byte
 
     src_first, src = csr(sources)
     dst_first, dst = csr(destinations)
+    within = np.uint16 if len(pcs) < 1 << 16 else np.int32  # as cpu_threads stores them
     return CpuWork(
         thread_first=np.array([0, len(starts)], dtype=np.int64),
-        seg_pc=pcs[starts].astype(np.int32), seg_length=lengths.astype(np.int32),
-        seg_mem=np.searchsorted(segment, np.arange(len(starts) + 1)).astype(np.int64),
+        mem_first=np.array([0, len(memory)], dtype=np.int64),
+        seg_pc=pcs[starts].astype(np.int32), seg_length=lengths.astype(within),
+        seg_accesses=np.bincount(segment, minlength=len(starts)).astype(within),
         mem_address=np.asarray(addresses, dtype=np.int64),
-        mem_offset=(memory - starts[segment]).astype(np.int32),
-        mem_bytes=np.full(len(memory), access_bytes, dtype=np.int32), pc_class=classes,
+        mem_offset=(memory - starts[segment]).astype(within),
+        mem_bytes=np.full(len(memory), access_bytes, dtype=np.uint16), pc_class=classes,
         pc_src_first=src_first, pc_src=src, pc_dst_first=dst_first, pc_dst=dst,
         registers=1 + max([r for x in (*sources, *destinations) for r in x], default=0),
     )  # fmt: skip
@@ -154,18 +158,18 @@ def merge_cpu_works(
     dst_base = np.cumsum([0] + [len(w.pc_dst) for w in tables])
     table_of = np.cumsum([0] + [len(program) for program in launches])  # program's first table
     most = max(len(program) for program in launches)
-    seg_pc, seg_length, seg_mem, address, offset, size = [], [], [], [], [], []
-    thread_first = [0]
+    seg_pc, seg_length, seg_accesses, address, offset, size = [], [], [], [], [], []
+    thread_first, mem_first = [0], [0]
     launch_end = np.zeros((len(program_of), most), dtype=np.int64)
     segments = accesses = 0
     for c, p in enumerate(program_of):
         rank = int((program_of[:c] == p).sum())
         for k, w in enumerate(launches[p] if p >= 0 else []):
             s0, s1 = w.thread_first[rank], w.thread_first[rank + 1]
-            a0, a1 = w.seg_mem[s0], w.seg_mem[s1]
+            a0, a1 = w.mem_first[rank], w.mem_first[rank + 1]
             seg_pc.append(w.seg_pc[s0:s1] + pc_base[table_of[p] + k])
             seg_length.append(w.seg_length[s0:s1])
-            seg_mem.append(w.seg_mem[s0:s1] - a0 + accesses)
+            seg_accesses.append(w.seg_accesses[s0:s1])
             address.append(w.mem_address[a0:a1])
             offset.append(w.mem_offset[a0:a1])
             size.append(w.mem_bytes[a0:a1])
@@ -174,7 +178,8 @@ def merge_cpu_works(
             launch_end[c, k] = segments
         launch_end[c, len(launches[p]) if p >= 0 else 0 :] = segments
         thread_first.append(segments)
-    seg_mem.append(np.array([accesses]))
+        mem_first.append(accesses)
+    within = np.result_type(*(w.seg_length for w in tables))
 
     def joined(parts, dtype):
         return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
@@ -188,9 +193,10 @@ def merge_cpu_works(
     dst_first, dst = tables_csr("pc_dst_first", "pc_dst", dst_base)
     work = CpuWork(
         thread_first=np.array(thread_first, dtype=np.int64),
-        seg_pc=joined(seg_pc, np.int32), seg_length=joined(seg_length, np.int32),
-        seg_mem=joined(seg_mem, np.int64), mem_address=joined(address, np.int64),
-        mem_offset=joined(offset, np.int32), mem_bytes=joined(size, np.int32),
+        mem_first=np.array(mem_first, dtype=np.int64), seg_pc=joined(seg_pc, np.int32),
+        seg_length=joined(seg_length, within), seg_accesses=joined(seg_accesses, within),
+        mem_address=joined(address, np.int64), mem_offset=joined(offset, within),
+        mem_bytes=joined(size, np.uint16),
         pc_class=np.concatenate([w.pc_class for w in tables]).astype(np.int64),
         pc_src_first=src_first, pc_src=src, pc_dst_first=dst_first, pc_dst=dst,
         registers=max(w.registers for w in tables),

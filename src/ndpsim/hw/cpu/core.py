@@ -139,8 +139,9 @@ def build_cores(work: CpuWork, params: np.ndarray, latency: np.ndarray,
         params=params.astype(np.int64), latency=latency.astype(np.int64), segment=first.copy(),
         last=(work.thread_first[1:] if last is None else last).astype(np.int64),
         at_pc=np.zeros(cores, dtype=np.int64), start_pc=np.zeros(cores, dtype=np.int64),
-        end_pc=np.zeros(cores, dtype=np.int64), access=work.seg_mem[first].astype(np.int64),
-        access_end=np.zeros(cores, dtype=np.int64), access_pc=np.zeros(cores, dtype=np.int64),
+        end_pc=np.zeros(cores, dtype=np.int64), access=work.mem_first[:-1].astype(np.int64),
+        access_end=work.mem_first[:-1].astype(np.int64),
+        access_pc=np.zeros(cores, dtype=np.int64),
         rob_pc=np.zeros((cores, rob), dtype=np.int64),
         rob_kind=np.zeros((cores, rob), dtype=np.int64),
         rob_mem=np.full((cores, rob), -1, dtype=np.int64),
@@ -183,15 +184,15 @@ def finished(cores, c):
 def _enter(cores, work, c, s):
     """Core ``c`` moves on to segment ``s`` (or past its last): what its instructions need
     about the segment is read here, once, rather than at each instruction."""
-    if cores.access[c] != work.seg_mem[s]:
+    if cores.access[c] != cores.access_end[c]:
         raise ValueError("a CPU core left a segment with accesses it never made")
     cores.segment[c] = s
     if s >= cores.last[c]:
         return
     start = np.int64(work.seg_pc[s])
     cores.at_pc[c], cores.start_pc[c] = start, start
-    cores.end_pc[c] = start + work.seg_length[s]
-    cores.access_end[c] = work.seg_mem[s + 1]
+    cores.end_pc[c] = start + np.int64(work.seg_length[s])
+    cores.access_end[c] = cores.access[c] + np.int64(work.seg_accesses[s])
     _next_access(cores, work, c)
 
 
@@ -206,7 +207,8 @@ def resume(cores, work, c, last):
 @compiled(inline=True)
 def _next_access(cores, work, c):
     m = cores.access[c]
-    cores.access_pc[c] = cores.start_pc[c] + work.mem_offset[m] if m < cores.access_end[c] else -1
+    cores.access_pc[c] = (cores.start_pc[c] + np.int64(work.mem_offset[m])
+                          if m < cores.access_end[c] else -1)  # fmt: skip
 
 
 @compiled(inline=True)
