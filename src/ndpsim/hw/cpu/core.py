@@ -321,7 +321,7 @@ def _predict(cores, c, pc, taken):
     return (counter >= 2) != (taken != 0)
 
 
-@compiled
+@compiled(inline=True)
 def _retire(cores, work, c, now):
     rob, width = cores.params[P_ROB], cores.params[P_WIDTH]
     retired = 0
@@ -343,7 +343,7 @@ def _retire(cores, work, c, now):
         retired += 1
 
 
-@compiled
+@compiled(inline=True)
 def _dispatch(cores, work, c, now):
     rob, width = cores.params[P_ROB], cores.params[P_WIDTH]
     period = cores.params[P_PERIOD_PS]
