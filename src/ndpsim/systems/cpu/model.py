@@ -138,7 +138,7 @@ def _to_memory(caches, pool, events, page, amap, host, hops, links, clocks, core
     return rid
 
 
-@compiled
+@compiled(inline=True)
 def _answer(cores, work, events, clocks, c, entry, write, t):
     if write:
         ev.push(events, t, EV_WRITTEN, c, 0)
@@ -146,7 +146,7 @@ def _answer(cores, work, events, clocks, c, entry, write, t):
         cpu.load_done(cores, work, c, entry, t)
 
 
-@compiled
+@compiled(inline=True)
 def _access(cores, work, caches, pool, events, page, amap, host, hops, links, clocks, c, entry,
             line, write, t):  # fmt: skip
     """One access of core ``c`` (ROB ``entry`` of a load, -1 for a store's write)."""
