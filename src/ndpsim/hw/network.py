@@ -51,6 +51,12 @@ class Network:
     def num_nodes(self) -> int:
         return self.cubes + (1 if self.has_host else 0)
 
+    def link_label(self, i: int, host: str) -> str:
+        """Link ``i``'s name in results: ``cube0->cube1``, the host's end called ``host``."""
+        a, b = self.links[i]
+        name = lambda n: host if n == self.host else f"cube{n}"  # noqa: E731
+        return f"{name(a)}->{name(b)}"
+
     def link_id(self, a: int, b: int) -> int:
         try:
             return self.link_ids[a, b]

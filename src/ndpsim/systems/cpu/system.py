@@ -83,9 +83,7 @@ class CpuSystem(skeleton.ProgramSystem):
     def link_label(self, i: int) -> str:
         net = self.network
         if i < len(net.links):
-            a, b = net.links[i]
-            name = lambda n: "cpu" if n == net.host else f"cube{n}"  # noqa: E731
-            return f"{name(a)}->{name(b)}"
+            return net.link_label(i, "cpu")
         return f"cube{i - len(net.links)}-tsv"
 
     def links(self) -> tuple[linkmod.Links, np.ndarray]:

@@ -75,9 +75,7 @@ class GpuLayout:
     def link_label(self, i: int) -> str:
         net = self.network
         if i < len(net.links):
-            a, b = net.links[i]
-            name = lambda n: "gpu" if n == net.host else f"cube{n}"  # noqa: E731
-            return f"{name(a)}->{name(b)}"
+            return net.link_label(i, "gpu")
         i -= len(net.links)
         if i < self.config.sm.count:
             return f"sm{i}->xbar"
