@@ -86,35 +86,18 @@ class Liveness:
         Liveness restricted to the range (paths leaving it read nothing): exactly the context a
         block must be given when it runs elsewhere, excluding values merely passing through.
         """
-        reads, kills = self.cfg.reads, self.cfg.kills
-        succs = self.cfg.pc_successors
-        live: dict[int, frozenset[str]] = {pc: frozenset() for pc in range(start, end)}
-        changed = True
-        while changed:
-            changed = False
-            for pc in range(end - 1, start - 1, -1):
-                out = frozenset().union(*(live[s] for s in succs[pc] if start <= s < end))
-                new = frozenset(set(reads[pc]) | (out - set(kills[pc])))
-                if new != live[pc]:
-                    live[pc] = new
-                    changed = True
-        return live[start] if end > start else frozenset()
+        if end <= start:
+            return frozenset()
+        return self.region_live_in(frozenset(range(start, end)), [start])
 
     def range_live_out(self, start: int, end: int) -> frozenset[str]:
         """Registers written inside ``[start, end)`` that are live where control leaves it."""
-        n = self.cfg.num_instructions
-        written = {r for pc in range(start, end) for r in self.cfg.writes[pc]}
-        live_at_exits: set[str] = set()
-        for pc in range(start, end):
-            for s in self.cfg.pc_successors[pc]:
-                if not start <= s < end and s < n:
-                    live_at_exits |= self._before[s]
-        return frozenset(written & live_at_exits)
+        return self.region_live_out(frozenset(range(start, end)))
 
     def region_live_in(self, region: frozenset[int], entries: Iterable[int]) -> frozenset[str]:
         """Registers whose value on entry to ``region`` (a set of pcs, entered at the pcs
-        ``entries``) may be read inside it: :meth:`range_live_in` for a region that need not
-        be one range of pcs."""
+        ``entries``) may be read inside it, liveness restricted to the region (paths leaving it
+        read nothing)."""
         reads, kills = self.cfg.reads, self.cfg.kills
         succs = self.cfg.pc_successors
         order = sorted(region, reverse=True)
@@ -132,7 +115,7 @@ class Liveness:
 
     def region_live_out(self, region: frozenset[int]) -> frozenset[str]:
         """Registers written inside ``region`` (a set of pcs) that are live where control
-        leaves it: :meth:`range_live_out` for any set of pcs."""
+        leaves it."""
         n = self.cfg.num_instructions
         written = {r for pc in region for r in self.cfg.writes[pc]}
         live_at_exits: set[str] = set()
