@@ -46,6 +46,7 @@ from ndpsim.systems.cpu.results import CpuRunResult
 from ndpsim.systems.cpu.timeline import CpuSampler
 from ndpsim.systems.skeleton import checks, memory, results
 from ndpsim.systems.skeleton import program as skeleton
+from ndpsim.systems.skeleton.links import add_tsv_links
 from ndpsim.systems.skeleton.program import Program, ProgramMix
 from ndpsim.systems.skeleton.timeline import DramSampler, LinkSampler, RunTimeline
 from ndpsim.systems.stepping import SteppedRun
@@ -93,15 +94,9 @@ class CpuSystem(skeleton.ProgramSystem):
         if c.links is None:
             return linkmod.build_links([], []), np.full(1, -1, dtype=np.int64)
         kinds = self.network.kinds
-        bandwidth = [{"host-to-cube": c.links.host_to_cube_gbps,
-                      "cube-to-host": c.links.cube_to_host_gbps,
-                      "cube": c.links.cube_to_cube_gbps or 1.0}[k] for k in kinds]  # fmt: skip
+        bandwidth = [c.links.built_gbps(k) for k in kinds]
         latency = [round(c.links.latency_ns * PS_PER_NS)] * len(kinds)
-        tsv = np.full(c.memory.cubes, -1, dtype=np.int64)
-        if c.memory.internal_gbps > 0:
-            tsv[:] = np.arange(len(kinds), len(kinds) + c.memory.cubes)
-            bandwidth += [c.memory.internal_gbps] * c.memory.cubes
-            latency += [0] * c.memory.cubes
+        tsv = add_tsv_links(bandwidth, latency, c.memory.cubes, c.memory.internal_gbps)
         return linkmod.build_links(bandwidth, latency), tsv
 
     def program_capacity_bytes(self) -> int:
@@ -310,10 +305,7 @@ class CpuRun(skeleton.Machine):
         if c.links:
             moved = self.links.traffic[:, :, 0].sum(axis=1)
             network = len(system.network.links)
-            capacity = sum({"host-to-cube": c.links.host_to_cube_gbps,
-                            "cube-to-host": c.links.cube_to_host_gbps,
-                            "cube": c.links.cube_to_cube_gbps}[k]
-                           for k in system.network.kinds)  # fmt: skip
+            capacity = sum(c.links.gbps(k) for k in system.network.kinds)
             parts["links"] = link_energy_pj(t, capacity, int(time_ps), int(moved[:network].sum()))
             parts["tsv"] = int(moved[network:].sum()) * 8 * t.interconnect.tsv_pj_per_bit
         return by_component(parts)

@@ -76,10 +76,7 @@ def gpu_result(
     net = layout.network
     # the memory network's links (GPU <-> cubes, cube <-> cube) come first; all of them
     # move data and idle
-    capacity = sum(
-        {"host-to-cube": c.links.host_to_cube_gbps, "cube-to-host": c.links.cube_to_host_gbps,
-         "cube": c.links.cube_to_cube_gbps}[kind] for kind in net.kinds
-    )  # fmt: skip
+    capacity = sum(c.links.gbps(kind) for kind in net.kinds)
     per_link = links.traffic[:, :, 0].sum(axis=1)
     crossbar_end = len(net.links) + c.sm.count + c.l2.slices  # TSV links follow
     org = layout.dram_preset.organization

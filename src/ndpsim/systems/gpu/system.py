@@ -62,6 +62,7 @@ from ndpsim.systems.gpu.results import (
 from ndpsim.systems.gpu.timeline import gpu_timeline
 from ndpsim.systems.gpu.view import GpuRunView
 from ndpsim.systems.offload import build_offload_state
+from ndpsim.systems.skeleton.links import add_tsv_links
 from ndpsim.systems.skeleton.memory import (
     all_cubes,
     dram_address_mapping,
@@ -215,9 +216,7 @@ class GpuSystem:
         bandwidth, latency = [], []
         link_ps = round(c.links.latency_ns * PS_PER_NS)
         for kind in net.kinds:
-            bandwidth.append({"host-to-cube": c.links.host_to_cube_gbps,
-                              "cube-to-host": c.links.cube_to_host_gbps,
-                              "cube": c.links.cube_to_cube_gbps or 1.0}[kind])  # fmt: skip
+            bandwidth.append(c.links.built_gbps(kind))
             latency.append(link_ps)
         port_gbps = c.crossbar.bytes_per_cycle * c.crossbar.clock_ghz
         xbar_ps = self.xbar.time(c.crossbar.latency)
@@ -227,11 +226,7 @@ class GpuSystem:
         first_slice_port = len(bandwidth)
         bandwidth += [port_gbps] * c.l2.slices
         latency += [0] * c.l2.slices
-        tsv = np.full(c.memory.cubes, -1, dtype=np.int64)
-        if c.memory.internal_gbps > 0:
-            tsv[:] = np.arange(len(bandwidth), len(bandwidth) + c.memory.cubes)
-            bandwidth += [c.memory.internal_gbps] * c.memory.cubes
-            latency += [0] * c.memory.cubes
+        tsv = add_tsv_links(bandwidth, latency, c.memory.cubes, c.memory.internal_gbps)
         links = linkmod.build_links(bandwidth, latency)
         # stack SMs have no crossbar port: their requests start in the logic layer
         sm_ports = np.full(self.cores.count, -1, dtype=np.int64)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
+import numpy as np
 from pydantic import AfterValidator, Field
 
 from ndpsim.config import Gbps, LatencyNs, OptionalGbps, Strict
@@ -37,3 +38,26 @@ class LinkConfig(Strict):
     latency_ns: LatencyNs = Field(description="flight time of a packet (SerDes and wire)")
     header_bytes: int = Field(16, ge=0, le=4096, description="bytes of header and tail per "
                               "packet, at most 4096")  # fmt: skip
+
+    def gbps(self, kind: str) -> float:
+        """The bandwidth of a link of ``kind`` (a network's: ``host-to-cube``, ``cube-to-host``
+        or ``cube``), as configured (0: a cube link not given one)."""
+        return {"host-to-cube": self.host_to_cube_gbps, "cube-to-host": self.cube_to_host_gbps,
+                "cube": self.cube_to_cube_gbps}[kind]  # fmt: skip
+
+    def built_gbps(self, kind: str) -> float:
+        """What a link of ``kind`` is built with: as configured, 1 GB/s for a cube link not
+        given a bandwidth (such a network carries only what its routes put on it)."""
+        return self.gbps(kind) or 1.0
+
+
+def add_tsv_links(bandwidth: list, latency: list, cubes: int, internal_gbps: float) -> np.ndarray:
+    """Each cube's TSVs (its vaults to its logic layer) as a link of ``internal_gbps`` after the
+    links ``bandwidth`` and ``latency`` already list (appended to them); returns each cube's TSV
+    link, -1 for every cube when they are not modelled (``internal_gbps`` 0)."""
+    tsv = np.full(cubes, -1, dtype=np.int64)
+    if internal_gbps > 0:
+        tsv[:] = np.arange(len(bandwidth), len(bandwidth) + cubes)
+        bandwidth += [internal_gbps] * cubes
+        latency += [0] * cubes
+    return tsv
