@@ -10,7 +10,8 @@ the same CUDA thread's: PTX writes a register before it reads it. The timing cla
 what an x86 core does with the operation, not the GPU's units: integer multiply and divide,
 floating-point add-multiply and divide, and the PTX "special functions" (square root,
 reciprocal, transcendental approximations), which a CPU computes with its divider or in
-software. A branch is taken when its thread's next instruction is not the following pc.
+software. A branch is taken when its thread's next instruction is not the following pc (a
+thread's last instruction has none: not taken).
 """
 
 from __future__ import annotations

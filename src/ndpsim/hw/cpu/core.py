@@ -385,7 +385,8 @@ def _dispatch(cores, work, c, now):
             following = pc + 1
         else:
             s = cores.segment[c] + 1
-            following = work.seg_pc[s] if s < len(work.seg_pc) else pc + 1
+            # the core's last instruction (of its stream, or of a launch) goes nowhere
+            following = work.seg_pc[s] if s < cores.last[c] else pc + 1
             _enter(cores, work, c, s)
         cores.rob_pc[c, e], cores.rob_kind[c, e] = pc, kind
         cores.rob_mem[c, e] = m if kind in (K_LOAD, K_STORE, K_ATOMIC) else -1
