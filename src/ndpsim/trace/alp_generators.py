@@ -75,24 +75,21 @@ def generator_instructions(launch: CpuLaunch, segment_of_pc: np.ndarray) -> Gene
         raise ValueError(f"kernel {launch.kernel!r}: an access outside its segment")
     thread = np.repeat(np.arange(launch.threads), np.diff(launch.mem_first))
     line = launch.mem_address >> LINE_SHIFT
-    kind = launch.mem_kind
-    reads = kind != MemoryKind.STORE
-    writes = kind != MemoryKind.LOAD  # stores, atomics and reductions write
-    # the last store to each line in each instance: keyed by the instance that reads next
-    last_writer: dict[tuple[int, int, int], int] = {}
-    for k in np.flatnonzero(writes):  # in access order: a later store replaces an earlier
-        last_writer[int(thread[k]), int(instance[k]) + 1, int(line[k])] = int(pc[k])
-    # each instance's first read of each line, in access order
-    first_read: set[tuple[int, int, int]] = set()
-    fed: dict[int, int] = {}
-    for k in np.flatnonzero(reads):
-        key = (int(thread[k]), int(instance[k]), int(line[k]))
-        if key in first_read:
-            continue
-        first_read.add(key)
-        writer = last_writer.get(key)
-        if writer is not None:
-            fed[writer] = fed.get(writer, 0) + 1
+    writes = np.flatnonzero(launch.mem_kind != MemoryKind.LOAD)  # stores, atomics, reductions
+    reads = np.flatnonzero(launch.mem_kind != MemoryKind.STORE)
+    # a write is keyed by the instance after its own (the one whose reads it may feed), a read
+    # by its own: (thread, instance, line)
+    keys = np.concatenate([np.stack([thread[writes], instance[writes] + 1, line[writes]], 1),
+                           np.stack([thread[reads], instance[reads], line[reads]], 1)])  # fmt: skip
+    _, key = np.unique(keys, axis=0, return_inverse=True)
+    key = key.reshape(-1)
+    last_write = np.full(int(key.max(initial=-1)) + 1, -1, dtype=np.int64)
+    np.maximum.at(last_write, key[: len(writes)], writes)  # each key's last store
+    # every key a read has, once (its first read of the line in the instance), that a store fed
+    read_keys = np.unique(key[len(writes) :])
+    feeders = last_write[read_keys]
+    generator, count = np.unique(pc[feeders[feeders >= 0]], return_counts=True)
+    fed = {int(g): int(n) for g, n in zip(generator, count, strict=True)}
     return Generators(tuple(sorted(fed)), fed)
 
 
